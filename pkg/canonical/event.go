@@ -1,0 +1,152 @@
+package canonical
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Event is one canonical runtime event (EVENTS.md §1.1). Every id field
+// holds an agentwire id (see IDSpace); provider ids go in ProviderRefs only.
+type Event struct {
+	// EventID identifies the event; deterministic, so a re-mapped frame
+	// yields the same id.
+	EventID string `json:"eventId" canonical:"uuid"`
+	// Tenant owns the event.
+	Tenant string `json:"tenant" canonical:"slug"`
+	// Provider is the runtime that emitted the frame.
+	Provider Provider `json:"provider" canonical:"slug"`
+	// SessionID identifies the provider session.
+	SessionID string `json:"sessionId" canonical:"uuid"`
+	// CreatedAt is when the frame was emitted (the provider's timestamp) or,
+	// when it has none, received. Encoded in UTC.
+	CreatedAt time.Time `json:"createdAt"`
+	// ThreadID identifies the thread, when the event belongs to one.
+	ThreadID string `json:"threadId,omitempty" canonical:"uuid"`
+	// TurnID identifies the turn, when the event belongs to one.
+	TurnID string `json:"turnId,omitempty" canonical:"uuid"`
+	// ItemID identifies the item, when the event belongs to one.
+	ItemID string `json:"itemId,omitempty" canonical:"uuid"`
+	// RequestID identifies the request, when the event belongs to one.
+	RequestID string `json:"requestId,omitempty" canonical:"uuid"`
+	// ProviderRefs keeps the provider's own ids for correlation.
+	ProviderRefs ProviderRefs `json:"providerRefs,omitzero"`
+	// MappingVersion names the adapter mapping that produced the event, so a
+	// replay after a mapping fix can tell old events from new ones.
+	MappingVersion string `json:"mappingVersion,omitempty"`
+	// Payload is the typed body; its Kind is the event's type.
+	Payload Payload `json:"-"`
+	// Raw is the frame the event was mapped from.
+	Raw *Raw `json:"-"`
+}
+
+// ProviderRefs are provider-native ids, preserved for correlation and
+// debugging; they never appear in the canonical id fields.
+type ProviderRefs struct {
+	// ProviderSessionID is the provider's session id.
+	ProviderSessionID string `json:"providerSessionId,omitempty"`
+	// ProviderThreadID is the provider's thread or conversation id.
+	ProviderThreadID string `json:"providerThreadId,omitempty"`
+	// ProviderTurnID is the provider's turn id.
+	ProviderTurnID string `json:"providerTurnId,omitempty"`
+	// ProviderItemID is the provider's item, block or tool-call id.
+	ProviderItemID string `json:"providerItemId,omitempty"`
+	// ProviderRequestID is the provider's request id (a JSON-RPC id as text).
+	ProviderRequestID string `json:"providerRequestId,omitempty"`
+}
+
+// Type is the event's Kind, taken from its payload ("" without a payload).
+func (e Event) Type() Kind {
+	if e.Payload == nil {
+		return ""
+	}
+	return e.Payload.Kind()
+}
+
+// eventAlias has Event's fields without its methods, so that the JSON
+// methods below can use the default encoding for the envelope.
+type eventAlias Event
+
+type eventOut struct {
+	*eventAlias
+	Type    Kind    `json:"type"`
+	Payload Payload `json:"payload"`
+	Raw     *Raw    `json:"raw,omitempty"`
+}
+
+type eventIn struct {
+	*eventAlias
+	Type    *string         `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+	Raw     *Raw            `json:"raw"`
+}
+
+// MarshalJSON encodes the event as its JSON document: the envelope, then
+// type, payload and raw. Its output is deterministic (UTC time, sorted map
+// keys) and not HTML-escaped, so raw JSON frames keep their bytes; note that
+// json.Marshal re-escapes `<`, `>` and `&` in what MarshalJSON returns, which
+// keeps the JSON equal but not byte-identical.
+func (e Event) MarshalJSON() ([]byte, error) {
+	if e.Payload == nil {
+		return nil, &FieldError{Field: "payload", Rule: "is required"}
+	}
+	a := eventAlias(e)
+	a.CreatedAt = a.CreatedAt.UTC()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(eventOut{eventAlias: &a, Type: e.Payload.Kind(), Payload: e.Payload, Raw: e.Raw}); err != nil {
+		return nil, fmt.Errorf("encode %s event: %w", e.Payload.Kind(), err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON decodes an event document, choosing the payload type by the
+// `type` member. It checks the document's shape, not its rules: call
+// Validate for those. Unknown members are ignored, so that subscribers keep
+// working when a later version adds optional fields.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var a eventAlias
+	in := eventIn{eventAlias: &a}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return fmt.Errorf("decode event: %w", err)
+	}
+	if in.Type == nil {
+		return &FieldError{Field: "type", Rule: "is required"}
+	}
+	p, err := NewPayload(Kind(*in.Type))
+	if err != nil {
+		return fmt.Errorf("decode event: %w", err)
+	}
+	if len(in.Payload) == 0 || string(in.Payload) == "null" {
+		return &FieldError{Field: "payload", Rule: "is required"}
+	}
+	if err := json.Unmarshal(in.Payload, p); err != nil {
+		return fmt.Errorf("decode %s payload: %w", p.Kind(), err)
+	}
+	if in.Raw != nil {
+		if err := in.Raw.normalize(); err != nil {
+			return fmt.Errorf("decode raw payload: %w", err)
+		}
+	}
+	*e = Event(a)
+	e.Payload = p
+	e.Raw = in.Raw
+	return nil
+}
+
+// Encode returns the event's canonical JSON document (see MarshalJSON).
+func Encode(e Event) ([]byte, error) { return e.MarshalJSON() }
+
+// Decode decodes and validates an event document.
+func Decode(b []byte) (Event, error) {
+	var e Event
+	if err := e.UnmarshalJSON(b); err != nil {
+		return Event{}, err
+	}
+	if err := Validate(e); err != nil {
+		return Event{}, err
+	}
+	return e, nil
+}

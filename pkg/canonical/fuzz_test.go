@@ -1,0 +1,83 @@
+package canonical
+
+import (
+	"bytes"
+
+	"testing"
+)
+
+// FuzzDecode feeds arbitrary documents to Decode. It passes when Decode
+// never panics, rejects only with errors that wrap ErrInvalidEvent or a
+// JSON error, and every accepted document survives encode→decode→encode
+// byte for byte.
+func FuzzDecode(f *testing.F) {
+	for _, k := range Kinds() {
+		b, err := readFixtureFile(k)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"type":"turn.started","payload":{}}`))
+	f.Add([]byte(`{"raw":{"encoding":"base64","payload":"AAEC","source":"s"}}`))
+
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		e, err := Decode(doc)
+		if err != nil {
+			return
+		}
+		enc, err := Encode(e)
+		if err != nil {
+			t.Fatalf("an accepted event does not encode: %v", err)
+		}
+		back, err := Decode(enc)
+		if err != nil {
+			t.Fatalf("an encoded event does not decode: %v\n%s", err, enc)
+		}
+		enc2, err := Encode(back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(enc, enc2) {
+			t.Fatalf("encode→decode→encode changed the document:\n%s\n%s", enc, enc2)
+		}
+		if e.Raw != nil {
+			a, errA := e.Raw.Frame()
+			b, errB := back.Raw.Frame()
+			if (errA == nil) != (errB == nil) || !bytes.Equal(a, b) {
+				t.Fatalf("raw frame changed across a round trip: %q vs %q", a, b)
+			}
+		}
+	})
+}
+
+// FuzzNewRaw checks that any frame comes back byte for byte.
+func FuzzNewRaw(f *testing.F) {
+	f.Add([]byte(`{"a":1}`))
+	f.Add([]byte(`{"a": 1}`))
+	f.Add([]byte("\xff"))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		r := NewRaw("s", "", "", frame)
+		got, err := r.Frame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, frame) {
+			t.Fatalf("frame %q came back as %q (encoding %q)", frame, got, r.Encoding)
+		}
+	})
+}
+
+// FuzzFoldUsage checks FoldUsage never panics and never returns negative counts.
+func FuzzFoldUsage(f *testing.F) {
+	f.Add([]byte(`{"input_tokens":5,"cached_input_tokens":9,"output_tokens":1}`), 2)
+	f.Fuzz(func(t *testing.T, raw []byte, conv int) {
+		u, err := FoldUsage(raw, UsageConvention(conv))
+		if err != nil {
+			return
+		}
+		if u.InputTokens < 0 || u.CachedInputTokens < 0 || u.CacheWriteInputTokens < 0 || u.OutputTokens < 0 || u.ReasoningOutputTokens < 0 {
+			t.Fatalf("negative count in %+v", u)
+		}
+	})
+}

@@ -1,0 +1,140 @@
+package canonical
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// RawEncoding says how Raw.Payload holds the frame's bytes.
+type RawEncoding string
+
+// Raw encodings.
+const (
+	// RawJSON: Payload is the frame itself, a compact JSON value.
+	RawJSON RawEncoding = ""
+	// RawText: Payload is a JSON string holding the frame, valid UTF-8 that
+	// is not compact JSON (broken JSON, a stderr line, JSON with spacing).
+	RawText RawEncoding = "text"
+	// RawBase64: Payload is a JSON string holding the frame in standard
+	// base64, for bytes that are not valid UTF-8.
+	RawBase64 RawEncoding = "base64"
+)
+
+// RawEncodings returns every RawEncoding.
+func RawEncodings() []RawEncoding { return []RawEncoding{RawJSON, RawText, RawBase64} }
+
+// Valid reports whether e is one of RawEncodings.
+func (e RawEncoding) Valid() bool { return isOneOf(e, RawEncodings()) }
+
+// enumValues leaves out RawJSON: it is spelled by omitting the member.
+func (RawEncoding) enumValues() []string { return enumStrings([]RawEncoding{RawText, RawBase64}) }
+
+// Raw is the provider frame an event was mapped from, kept so that no
+// provider detail is ever lost. Frame returns the frame byte for byte.
+type Raw struct {
+	// Source names the provider channel, such as "codex.app-server.notification"
+	// or "claude.sdk.message" (see the adapters' documentation).
+	Source string `json:"source"`
+	// Method is the JSON-RPC method, for JSON-RPC dialects.
+	Method string `json:"method,omitempty"`
+	// MessageType is the frame's type tag (`type`, or `type:subtype`).
+	MessageType string `json:"messageType,omitempty"`
+	// Payload holds the frame as Encoding says.
+	Payload json.RawMessage `json:"payload"`
+	// Encoding says how Payload holds the frame; omitted for JSON.
+	Encoding RawEncoding `json:"encoding,omitempty"`
+}
+
+// NewRaw keeps frame in the most readable encoding that still gives it back
+// byte for byte: as JSON when it is compact JSON in valid UTF-8, as a string
+// when it is other UTF-8 text, and as base64 otherwise. JSON with spacing is
+// kept as text because re-encoding would change its bytes.
+func NewRaw(source, method, messageType string, frame []byte) Raw {
+	r := Raw{Source: source, Method: method, MessageType: messageType}
+	switch {
+	case utf8.Valid(frame) && isCompactJSON(frame):
+		r.Payload = bytes.Clone(frame)
+	case utf8.Valid(frame):
+		r.Payload = mustString(string(frame))
+		r.Encoding = RawText
+	default:
+		r.Payload = mustString(base64.StdEncoding.EncodeToString(frame))
+		r.Encoding = RawBase64
+	}
+	return r
+}
+
+// Frame returns the frame's bytes exactly as they were received.
+func (r Raw) Frame() ([]byte, error) {
+	switch r.Encoding {
+	case RawJSON:
+		return bytes.Clone(r.Payload), nil
+	case RawText, RawBase64:
+		var s string
+		if err := json.Unmarshal(r.Payload, &s); err != nil {
+			return nil, fmt.Errorf("raw frame: payload of encoding %q must be a JSON string: %w", r.Encoding, err)
+		}
+		if r.Encoding == RawText {
+			return []byte(s), nil
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, fmt.Errorf("raw frame: %w", err)
+		}
+		return b, nil
+	default:
+		return nil, &FieldError{Field: "raw.encoding", Rule: "must be one of text, base64 or absent", Value: string(r.Encoding)}
+	}
+}
+
+func isCompactJSON(b []byte) bool {
+	if !json.Valid(b) {
+		return false
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil {
+		return false
+	}
+	return bytes.Equal(c.Bytes(), b)
+}
+
+// mustString encodes s as a JSON string without HTML escaping; encoding a
+// Go string cannot fail.
+func mustString(s string) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		panic(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// normalize brings a decoded Payload to the form NewRaw writes, so that
+// documents that differ only in JSON spelling decode to equal events: JSON
+// frames are compacted (NewRaw keeps only compact ones, so a pretty-printed
+// document still means the compact frame), and the strings of text and
+// base64 frames are re-spelled without HTML escapes (tools that re-encode
+// with encoding/json's defaults write "\u003c" for "<").
+func (r *Raw) normalize() error {
+	if len(r.Payload) == 0 {
+		return nil
+	}
+	switch r.Encoding {
+	case RawJSON:
+		var c bytes.Buffer
+		if err := json.Compact(&c, r.Payload); err != nil {
+			return err
+		}
+		r.Payload = c.Bytes()
+	case RawText, RawBase64:
+		var s string
+		if err := json.Unmarshal(r.Payload, &s); err == nil {
+			r.Payload = mustString(s)
+		}
+	}
+	return nil
+}

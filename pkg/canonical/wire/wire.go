@@ -1,0 +1,212 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Content types.
+const (
+	// DataContentType is the content type of the data: the event document.
+	DataContentType = "application/json"
+	// StructuredContentType is the content type of a structured-mode event.
+	StructuredContentType = "application/cloudevents+json"
+	// SpecVersion is the CloudEvents version written.
+	SpecVersion = "1.0"
+)
+
+// NATS header names. The binding prefixes attributes with "ce-" and maps
+// datacontenttype to "content-type"; names are lower case because the
+// binding looks them up by exact key.
+const (
+	headerPrefix      = "ce-"
+	headerContentType = "content-type"
+	headerMsgID       = "Nats-Msg-Id"
+)
+
+// ErrMismatch is wrapped when a message's attributes disagree with its data.
+var ErrMismatch = errors.New("cloudevent attributes disagree with the event")
+
+// attribute is one context attribute or extension and its value.
+type attribute struct{ name, value string }
+
+// Source returns the CloudEvents source of e: the tenant, provider and
+// session it belongs to.
+func Source(e canonical.Event) string {
+	return "/tenants/" + e.Tenant + "/providers/" + string(e.Provider) + "/sessions/" + e.SessionID
+}
+
+// attributes lists e's attributes and extensions in a fixed order, leaving
+// out empty optional ones.
+func attributes(e canonical.Event) []attribute {
+	all := []attribute{
+		{"specversion", SpecVersion},
+		{"id", e.EventID},
+		{"type", string(e.Type())},
+		{"source", Source(e)},
+		{"subject", e.ThreadID},
+		{"time", e.CreatedAt.UTC().Format(time.RFC3339Nano)},
+		{"datacontenttype", DataContentType},
+		{"dataschema", canonical.SchemaURI(e.Type())},
+		{"tenant", e.Tenant},
+		{"provider", string(e.Provider)},
+		{"sessionid", e.SessionID},
+		{"threadid", e.ThreadID},
+		{"turnid", e.TurnID},
+		{"itemid", e.ItemID},
+		{"requestid", e.RequestID},
+		{"mappingversion", e.MappingVersion},
+	}
+	out := all[:0]
+	for _, a := range all {
+		if a.value != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// ToNATS encodes e as a NATS message in binary content mode, addressed to
+// its subject (`runtime.<provider>.<type>`) and carrying Nats-Msg-Id = the
+// event id, so JetStream drops a re-published event. e must be valid.
+func ToNATS(e canonical.Event) (*nats.Msg, error) {
+	if err := canonical.Validate(e); err != nil {
+		return nil, fmt.Errorf("encode cloudevent: %w", err)
+	}
+	body, err := canonical.Encode(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode cloudevent: %w", err)
+	}
+	msg := nats.NewMsg(e.Subject())
+	msg.Data = body
+	for _, a := range attributes(e) {
+		if a.name == "datacontenttype" {
+			msg.Header.Set(headerContentType, a.value)
+			continue
+		}
+		msg.Header.Set(headerPrefix+a.name, a.value)
+	}
+	msg.Header.Set(headerMsgID, e.EventID)
+	return msg, nil
+}
+
+// FromNATS decodes a NATS message written by ToNATS, or any CloudEvent in
+// binary or structured mode whose data is a canonical event document.
+func FromNATS(msg *nats.Msg) (canonical.Event, error) {
+	if msg.Header.Get(headerPrefix+"specversion") == "" {
+		return UnmarshalStructured(msg.Data)
+	}
+	e, err := canonical.Decode(msg.Data)
+	if err != nil {
+		return canonical.Event{}, fmt.Errorf("decode cloudevent data: %w", err)
+	}
+	got := func(name string) string {
+		if name == "datacontenttype" {
+			return msg.Header.Get(headerContentType)
+		}
+		return msg.Header.Get(headerPrefix + name)
+	}
+	if err := checkAttributes(e, got); err != nil {
+		return canonical.Event{}, err
+	}
+	return e, nil
+}
+
+// checkAttributes compares the attributes a message carries (got) with
+// those e implies. Extensions may be absent (a router may strip them), but
+// never different; the required attributes must be present and equal.
+func checkAttributes(e canonical.Event, got func(name string) string) error {
+	if v := got("specversion"); v != SpecVersion {
+		return fmt.Errorf("decode cloudevent: specversion %q: %w", v, ErrMismatch)
+	}
+	for _, a := range attributes(e) {
+		v := got(a.name)
+		switch a.name {
+		case "time":
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil || !t.Equal(e.CreatedAt) {
+				return fmt.Errorf("decode cloudevent: time %q, event says %s: %w", v, a.value, ErrMismatch)
+			}
+			continue
+		case "id", "type", "source":
+		default:
+			if v == "" {
+				continue
+			}
+		}
+		if v != a.value {
+			return fmt.Errorf("decode cloudevent: %s %q, event says %q: %w", a.name, v, a.value, ErrMismatch)
+		}
+	}
+	return nil
+}
+
+// MarshalStructured encodes e in the CloudEvents JSON event format: the
+// attributes and extensions as members, in a fixed order, and the event
+// document as `data`. The output is deterministic and ends without a newline.
+func MarshalStructured(e canonical.Event) ([]byte, error) {
+	if err := canonical.Validate(e); err != nil {
+		return nil, fmt.Errorf("encode cloudevent: %w", err)
+	}
+	data, err := canonical.Encode(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode cloudevent: %w", err)
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for _, a := range attributes(e) {
+		writeString(&buf, a.name)
+		buf.WriteByte(':')
+		writeString(&buf, a.value)
+		buf.WriteByte(',')
+	}
+	buf.WriteString(`"data":`)
+	buf.Write(data)
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalStructured decodes a CloudEvent in the JSON event format whose
+// data is a canonical event document.
+func UnmarshalStructured(b []byte) (canonical.Event, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil {
+		return canonical.Event{}, fmt.Errorf("decode structured cloudevent: %w", err)
+	}
+	data, ok := members["data"]
+	if !ok {
+		if _, ok := members["data_base64"]; ok {
+			return canonical.Event{}, errors.New("decode structured cloudevent: data_base64 is not supported; data must be the event document")
+		}
+		return canonical.Event{}, errors.New("decode structured cloudevent: data is required")
+	}
+	e, err := canonical.Decode(data)
+	if err != nil {
+		return canonical.Event{}, fmt.Errorf("decode cloudevent data: %w", err)
+	}
+	got := func(name string) string {
+		var s string
+		if raw, ok := members[name]; ok && json.Unmarshal(raw, &s) != nil {
+			return "\x00not a string"
+		}
+		return s
+	}
+	if err := checkAttributes(e, got); err != nil {
+		return canonical.Event{}, err
+	}
+	return e, nil
+}
+
+func writeString(buf *bytes.Buffer, s string) {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // encoding a string into a buffer cannot fail
+	buf.Truncate(buf.Len() - 1)
+}
