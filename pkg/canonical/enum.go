@@ -67,7 +67,7 @@ const (
 	RequestTypeExecCommandApproval      RequestType = "exec_command_approval"
 	RequestTypeToolUserInput            RequestType = "tool_user_input"
 	RequestTypeDynamicToolCall          RequestType = "dynamic_tool_call"
-	RequestTypeAuthTokensRefresh        RequestType = "auth_tokens_refresh"
+	RequestTypeAuthTokensRefresh        RequestType = "auth_tokens_refresh" //nolint:gosec // a request type name, not a credential
 	RequestTypeUnknown                  RequestType = "unknown"
 )
 

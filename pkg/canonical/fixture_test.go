@@ -17,7 +17,7 @@ import (
 var (
 	schemasOnce sync.Once
 	schemas     map[Kind]*jsonschema.Schema
-	schemasErr  error
+	errSchemas  error
 )
 
 // compiledSchema compiles the committed schema of k with an independent
@@ -32,25 +32,25 @@ func compiledSchema(t *testing.T, k Kind) *jsonschema.Schema {
 		for _, k := range Kinds() {
 			b, err := os.ReadFile(filepath.Join("schemas", string(k)+".json"))
 			if err != nil {
-				schemasErr = err
+				errSchemas = err
 				return
 			}
 			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 			if err != nil {
-				schemasErr = err
+				errSchemas = err
 				return
 			}
 			if err := c.AddResource(SchemaURI(k), doc); err != nil {
-				schemasErr = err
+				errSchemas = err
 				return
 			}
 			if schemas[k], err = c.Compile(SchemaURI(k)); err != nil {
-				schemasErr = err
+				errSchemas = err
 				return
 			}
 		}
 	})
-	require.NoError(t, schemasErr)
+	require.NoError(t, errSchemas)
 	return schemas[k]
 }
 

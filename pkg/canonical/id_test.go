@@ -2,6 +2,7 @@ package canonical
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"testing/quick"
 
@@ -76,12 +77,7 @@ func TestIDsChangeWithEveryComponent(t *testing.T) {
 			s.Native(EntityTurn, scope, native),
 			s.Native(EntityThread, native),
 		}
-		for _, o := range others {
-			if o == base {
-				return false
-			}
-		}
-		return true
+		return !slices.Contains(others, base)
 	}
 	require.NoError(t, quick.Check(nativeCheck, nil))
 }

@@ -60,8 +60,8 @@ func validateValue(errs []error, path string, v reflect.Value, f field) []error 
 		return append(errs, &FieldError{Field: path, Rule: rule, Value: value})
 	}
 	t := v.Type()
-	switch {
-	case t == rawMessageType:
+	switch t {
+	case rawMessageType:
 		raw := v.Bytes()
 		if len(raw) == 0 || string(raw) == "null" {
 			if f.required {
@@ -73,7 +73,7 @@ func validateValue(errs []error, path string, v reflect.Value, f field) []error 
 			return fail("must be valid JSON", "")
 		}
 		return errs
-	case t == timeType:
+	case timeType:
 		if f.required && v.Interface().(interface{ IsZero() bool }).IsZero() {
 			return fail("is required", "")
 		}

@@ -14,11 +14,11 @@ func fieldErrors(err error) []*FieldError {
 	var out []*FieldError
 	var walk func(error)
 	walk = func(err error) {
-		if fe, ok := err.(*FieldError); ok { //nolint:errorlint // walking the tree by hand
+		if fe, ok := err.(*FieldError); ok { //nolint:errorlint // walking the tree by hand, errors.As stops at the first
 			out = append(out, fe)
 			return
 		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok { //nolint:errorlint // same
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
 			for _, e := range j.Unwrap() {
 				walk(e)
 			}

@@ -161,10 +161,21 @@ func MarshalStructured(e canonical.Event) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.WriteByte('{')
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
 	for _, a := range attributes(e) {
-		writeString(&buf, a.name)
+		// Encode appends a newline after each value, which JSON allows
+		// between tokens; the output stays compact for a reader and
+		// deterministic for us.
+		if err := enc.Encode(a.name); err != nil {
+			return nil, fmt.Errorf("encode cloudevent: %w", err)
+		}
+		buf.Truncate(buf.Len() - 1)
 		buf.WriteByte(':')
-		writeString(&buf, a.value)
+		if err := enc.Encode(a.value); err != nil {
+			return nil, fmt.Errorf("encode cloudevent: %w", err)
+		}
+		buf.Truncate(buf.Len() - 1)
 		buf.WriteByte(',')
 	}
 	buf.WriteString(`"data":`)
@@ -202,11 +213,4 @@ func UnmarshalStructured(b []byte) (canonical.Event, error) {
 		return canonical.Event{}, err
 	}
 	return e, nil
-}
-
-func writeString(buf *bytes.Buffer, s string) {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // encoding a string into a buffer cannot fail
-	buf.Truncate(buf.Len() - 1)
 }

@@ -3,6 +3,7 @@ package wire_test
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -62,10 +63,7 @@ func TestUnmarshalStructuredRejects(t *testing.T) {
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(b, &doc))
 	mutated := func(f func(map[string]any)) []byte {
-		d := map[string]any{}
-		for k, v := range doc {
-			d[k] = v
-		}
+		d := maps.Clone(doc)
 		f(d)
 		out, err := json.Marshal(d)
 		require.NoError(t, err)

@@ -1,0 +1,75 @@
+# Run `make` (or `make help`) to see what is here.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-builtin-rules --warn-undefined-variables
+
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := bin/golangci-lint
+FUZZTIME ?= 30s
+
+# Exports a working DATABASE_URL for the rest of the recipe line. The
+# assignment is separate from `export` because `export X="$(cmd)"` would
+# hide cmd's failure. A DATABASE_URL already set (in the environment or on
+# the make command line) is checked and used by the script, not replaced.
+ENSURE_DB = url="$$(scripts/ensure-postgres)"; export DATABASE_URL="$$url"
+# Spelled out rather than run through $(MAKE): make -n executes any recipe
+# line that mentions $(MAKE), and this one runs the tests.
+VET = go vet ./...
+LINT = $(GOLANGCI_LINT) run ./...
+
+.PHONY: help generate verify fmt vet lint test test/race test/short bench fuzz db/reset up
+
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_\/.-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+generate: ## Run go generate
+	go generate ./...
+
+verify: generate ## Fail if generated files are out of date
+	git diff --exit-code
+
+fmt: $(GOLANGCI_LINT) ## Format the code (gofmt, goimports)
+	$(GOLANGCI_LINT) fmt ./...
+
+vet: ## Run go vet
+	$(VET)
+
+lint: $(GOLANGCI_LINT) ## Run golangci-lint
+	$(LINT)
+
+test: $(GOLANGCI_LINT) ## Full suite, as CI runs it: vet, lint, race tests against Postgres
+	$(ENSURE_DB); \
+	$(VET); \
+	$(LINT); \
+	go test -race -count=1 ./...
+
+test/race: ## Tests with the race detector against Postgres
+	$(ENSURE_DB); go test -race ./...
+
+test/short: ## Tests without the race detector
+	$(ENSURE_DB); go test ./...
+
+bench: ## Benchmarks
+	$(ENSURE_DB); go test -run='^$$' -bench=. -benchmem ./...
+
+fuzz: ## Run every fuzz target for FUZZTIME (default 30s) each
+	go test -list '^Fuzz' ./... | awk '/^Fuzz/ {names = names " " $$0} /^ok / {if (names != "") print $$2 names; names = ""}' | \
+	while read -r pkg targets; do \
+		for target in $$targets; do \
+			echo "== $$pkg $$target"; \
+			go test -run='^$$' -fuzz="^$$target\$$" -fuzztime='$(FUZZTIME)' "$$pkg"; \
+		done; \
+	done
+
+db/reset: ## Stop and delete the private Postgres cluster (.cache/postgres)
+	scripts/ensure-postgres --stop
+	rm -rf .cache/postgres
+
+# The pipeline's `up` subcommand replaces this once it lands; until then this
+# is the quickest check that the binary builds and knows its schemas.
+up: ## Run agentwire locally
+	go run ./cmd/agentwire schema --list
+
+$(GOLANGCI_LINT): ## Install golangci-lint into bin/
+	GOBIN=$(CURDIR)/bin go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Exec(context.Background(), "agentwire", Agentwire, args, &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+func TestSchemaList(t *testing.T) {
+	t.Parallel()
+
+	r := run(t, "schema", "--list")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	var want strings.Builder
+	for _, k := range canonical.Kinds() {
+		want.WriteString(string(k) + "\n")
+	}
+	require.Equal(t, want.String(), r.stdout)
+	require.Empty(t, r.stderr)
+}
+
+func TestSchemaType(t *testing.T) {
+	t.Parallel()
+
+	r := run(t, "schema", "turn.completed")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	want, err := canonical.Schema(canonical.KindTurnCompleted)
+	require.NoError(t, err)
+	require.Equal(t, string(want), r.stdout)
+}
+
+func TestSchemaOut(t *testing.T) {
+	t.Parallel()
+
+	dir := filepath.Join(t.TempDir(), "nested", "schemas")
+	r := run(t, "schema", "--out", dir)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	require.Contains(t, r.stderr, "wrote 45 schemas to")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 45)
+	for _, k := range canonical.Kinds() {
+		got, err := os.ReadFile(filepath.Join(dir, string(k)+".json"))
+		require.NoError(t, err)
+		committed, err := os.ReadFile(filepath.Join("..", "..", "pkg", "canonical", "schemas", string(k)+".json"))
+		require.NoError(t, err)
+		require.Equal(t, string(committed), string(got), k)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"schema", "message.delta"}, ExitUsage, `agentwire: schema: unknown event type "message.delta"; ` + "`agentwire schema --list`"},
+		{[]string{"schema"}, ExitUsage, "give exactly one of TYPE, --list or --out DIR"},
+		{[]string{"schema", "--list", "turn.started"}, ExitUsage, "give exactly one of"},
+		{[]string{"schema", "a", "b"}, ExitUsage, "takes at most one TYPE"},
+		{[]string{"schema", "--bogus"}, ExitUsage, "unknown flag: --bogus"},
+		{[]string{"frobnicate"}, ExitUsage, `unknown command "frobnicate"`},
+		{[]string{"version", "extra"}, ExitUsage, "unknown command"},
+		{[]string{"schema", "--out", "/dev/null/x"}, ExitError, "write schemas"},
+	}
+	for _, tt := range tests {
+		r := run(t, tt.args...)
+		require.Equal(t, tt.code, r.code, "%v: %s", tt.args, r.stderr)
+		require.Contains(t, r.stderr, tt.msg, tt.args)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "errors are one line: %q", r.stderr)
+		require.Empty(t, r.stdout)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+
+	r := run(t, "version")
+	require.Equal(t, ExitOK, r.code)
+	require.Regexp(t, `^agentwire \S+.* \(go1\.\d+.*\)\n$`, r.stdout)
+}

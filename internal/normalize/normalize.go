@@ -1,0 +1,14 @@
+package normalize
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// ErrNotImplemented is returned by Run until the service lands.
+var ErrNotImplemented = errors.New("the normalize service is not implemented in this version")
+
+// Run runs the normalize service with its command-line arguments until ctx is
+// cancelled.
+func Run(_ context.Context, _ []string, _, _ io.Writer) error { return ErrNotImplemented }
