@@ -7,6 +7,8 @@ MAKEFLAGS += --no-builtin-rules --warn-undefined-variables
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/golangci-lint
 FUZZTIME ?= 30s
+# ONLY limits `make record` to some recorders: make record ONLY=codex,claude
+ONLY ?=
 
 # Exports a working DATABASE_URL for the rest of the recipe line. The
 # assignment is separate from `export` because `export X="$(cmd)"` would
@@ -18,7 +20,7 @@ ENSURE_DB = url="$$(scripts/ensure-postgres)"; export DATABASE_URL="$$url"
 VET = go vet ./...
 LINT = $(GOLANGCI_LINT) run ./...
 
-.PHONY: help generate verify fmt vet lint test test/race test/short bench fuzz db/reset up
+.PHONY: help generate verify fmt vet lint test test/race test/short bench fuzz db/reset up record
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_\/.-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -70,6 +72,9 @@ db/reset: ## Stop and delete the private Postgres cluster (.cache/postgres)
 # is the quickest check that the binary builds and knows its schemas.
 up: ## Run agentwire locally
 	go run ./cmd/agentwire schema --list
+
+record: ## Re-record the conformance recordings with the pinned agent CLIs (needs npm; not part of CI)
+	go run ./tools/record $(if $(ONLY),-only $(ONLY))
 
 $(GOLANGCI_LINT): ## Install golangci-lint into bin/
 	GOBIN=$(CURDIR)/bin go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
