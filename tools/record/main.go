@@ -126,18 +126,10 @@ func mainErr(ctx context.Context) error {
 	return nil
 }
 
-// recorderOf says which recorder wrote a manifest row: recordings live
-// under a directory named after it.
+// recorderOf says which recorder wrote a manifest row: the first word of
+// its set.
 func recorderOf(e manifest.Entry) string {
-	first, _, _ := strings.Cut(e.File, "/")
-	if first == "-" {
-		first, _, _ = strings.Cut(e.Note, ":")
-	}
-	for _, r := range recorders {
-		if strings.HasPrefix(first, r.name) {
-			return r.name
-		}
-	}
+	first, _, _ := strings.Cut(e.Set, "-")
 	return first
 }
 

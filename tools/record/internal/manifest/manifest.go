@@ -13,11 +13,15 @@ import (
 )
 
 // Header is the first line of MANIFEST.tsv.
-const Header = "file\tprogram\tcommand\tscenario\tframes\tnote"
+const Header = "set\tscenario\tfile\tprogram\tcommand\tframes\tnote"
 
 // Entry is one row. A scenario a program cannot do has File "-", Frames 0
-// and a Note that starts with "unsupported:".
+// and a Note that starts with "unsupported:" and says why.
 type Entry struct {
+	// Set names the recording set: the directory the files are in, one per
+	// program and mode (codex-exec, claude-stream-partial, acp-gemini, ...).
+	// Its first word before "-" is the recorder that writes it.
+	Set string
 	// File is the recording's path relative to the manifest.
 	File string
 	// Program is the CLI and version, like "codex@0.171.0" or "claude-code@2.1.197".
@@ -38,18 +42,28 @@ var Scenarios = []string{"plain", "shell", "multistep", "error-500", "error-429"
 
 func clean(s string) string { return strings.NewReplacer("\t", " ", "\n", " ").Replace(s) }
 
-// Write writes entries to path sorted by file then scenario, replacing it.
+// Write writes entries to path sorted by set, then scenario in the order of
+// Scenarios, replacing the file.
 func Write(path string, entries []Entry) error {
+	rank := func(s string) int {
+		if i := slices.Index(Scenarios, s); i >= 0 {
+			return i
+		}
+		return len(Scenarios)
+	}
 	slices.SortFunc(entries, func(a, b Entry) int {
-		if c := strings.Compare(a.Program+a.Command, b.Program+b.Command); a.File == "-" && b.File == "-" && c != 0 {
+		if c := strings.Compare(a.Set, b.Set); c != 0 {
 			return c
 		}
-		return strings.Compare(a.File+"\x00"+a.Scenario+a.Program, b.File+"\x00"+b.Scenario+b.Program)
+		if c := rank(a.Scenario) - rank(b.Scenario); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Scenario+a.File, b.Scenario+b.File)
 	})
 	var b bytes.Buffer
 	b.WriteString(Header + "\n")
 	for _, e := range entries {
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%d\t%s\n", clean(e.File), clean(e.Program), clean(e.Command), clean(e.Scenario), e.Frames, clean(e.Note))
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", clean(e.Set), clean(e.Scenario), clean(e.File), clean(e.Program), clean(e.Command), e.Frames, clean(e.Note))
 	}
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }
@@ -72,14 +86,14 @@ func Read(path string) ([]Entry, error) {
 			continue
 		}
 		cols := strings.Split(line, "\t")
-		if len(cols) != 6 {
-			return nil, fmt.Errorf("%s:%d: want 6 columns, got %d", path, n, len(cols))
+		if len(cols) != 7 {
+			return nil, fmt.Errorf("%s:%d: want 7 columns, got %d", path, n, len(cols))
 		}
-		frames, err := strconv.Atoi(cols[4])
+		frames, err := strconv.Atoi(cols[5])
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: frames: %w", path, n, err)
 		}
-		out = append(out, Entry{File: cols[0], Program: cols[1], Command: cols[2], Scenario: cols[3], Frames: frames, Note: cols[5]})
+		out = append(out, Entry{Set: cols[0], Scenario: cols[1], File: cols[2], Program: cols[3], Command: cols[4], Frames: frames, Note: cols[6]})
 	}
 	return out, sc.Err()
 }
