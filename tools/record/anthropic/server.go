@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentwire/agentwire/tools/record/internal/script"
@@ -30,6 +31,9 @@ type Server struct {
 	mu     sync.Mutex
 	served int
 	logMu  sync.Mutex
+	// ids numbers the messages of this server only, so a recording's
+	// message and tool ids do not depend on what ran beside it.
+	ids atomic.Int64
 }
 
 // Start listens on a free loopback port and serves s. Every request is

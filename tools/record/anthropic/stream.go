@@ -5,14 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 
 	"github.com/agentwire/agentwire/tools/record/internal/script"
 )
-
-// ids numbers messages and tool calls across all servers of a process, so
-// concurrent scenarios never reuse an id in their recordings.
-var ids atomic.Int64
 
 // block is one content block of an assistant message.
 type block struct {
@@ -63,7 +58,7 @@ func stopReasonOf(rep script.Reply) string {
 
 // reply answers a Messages request from rep, streaming when asked to.
 func (s *Server) reply(w http.ResponseWriter, req *request, rep script.Reply) {
-	n := ids.Add(1)
+	n := s.ids.Add(1)
 	msgID := fmt.Sprintf("msg_fake%06d", n)
 	model := req.Model
 	if model == "" {

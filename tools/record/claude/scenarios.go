@@ -1,0 +1,123 @@
+package claude
+
+import (
+	"github.com/agentwire/agentwire/tools/record/internal/script"
+)
+
+// scenario is one scripted conversation.
+type scenario struct {
+	name string
+	// prompts are the user turns, one per result frame expected.
+	prompts []string
+	script  script.Script
+	// approval is how the control client answers can_use_tool: "allow",
+	// "deny", or "" when the scenario expects none (any that comes is
+	// allowed, so a surprise prompt does not hang the run).
+	approval string
+}
+
+const (
+	// lsArgs is pre-approved by allowedBash, so shell and multistep run
+	// without a permission prompt in every mode.
+	lsArgs = `{"command":"ls","description":"List the files in the project"}`
+	// touchArgs is not pre-approved: it is what the approval scenarios ask for.
+	touchArgs = `{"command":"touch approved.txt","description":"Create approved.txt"}`
+	// allowedBash pre-approves ls only; other commands need a permission.
+	allowedBash = "Bash(ls:*) TodoWrite"
+)
+
+func usage(in, cached, out int) script.Reply {
+	return script.Reply{InputTokens: in, CachedTokens: cached, OutputTokens: out}
+}
+
+func reply(base script.Reply, r script.Reply) script.Reply {
+	r.InputTokens, r.CachedTokens, r.OutputTokens = base.InputTokens, base.CachedTokens, base.OutputTokens
+	return r
+}
+
+func scenarios() []scenario {
+	bash := func(id, args string) []script.ToolCall {
+		return []script.ToolCall{{ID: id, Name: "Bash", Args: args}}
+	}
+	todo := func(id, args string) []script.ToolCall {
+		return []script.ToolCall{{ID: id, Name: "TodoWrite", Args: args}}
+	}
+	return []scenario{
+		{
+			name:    "plain",
+			prompts: []string{"Say hello in one short sentence."},
+			script: script.Script{
+				reply(usage(3100, 0, 12), script.Reply{Text: "Hello! This is a tiny Go project that prints hello."}),
+			},
+		},
+		{
+			name:    "shell",
+			prompts: []string{"List the files in this project."},
+			script: script.Script{
+				reply(usage(3100, 0, 30), script.Reply{Text: "I'll list the files.", ToolCalls: bash("toolu_rec_shell_ls", lsArgs)}),
+				reply(usage(3300, 3100, 25), script.Reply{Text: "The project has three files: README.md, go.mod and main.go."}),
+			},
+		},
+		{
+			name:    "multistep",
+			prompts: []string{"Look at this project and tell me what it does. Plan your steps first."},
+			script: script.Script{
+				reply(usage(3100, 0, 80), script.Reply{
+					Thinking:  "The user wants to know what the project does. I should plan: list the files, then read them and summarize.",
+					ToolCalls: todo("toolu_rec_multi_todo1", `{"todos":[{"content":"List the project files","status":"in_progress","activeForm":"Listing the project files"},{"content":"Summarize what the project does","status":"pending","activeForm":"Summarizing what the project does"}]}`),
+				}),
+				reply(usage(3400, 3100, 30), script.Reply{Text: "Listing the files first.", ToolCalls: bash("toolu_rec_multi_ls", lsArgs)}),
+				reply(usage(3600, 3400, 60), script.Reply{
+					Thinking:  "There are go.mod, main.go and README.md: a tiny Go program. Both steps are done now.",
+					ToolCalls: todo("toolu_rec_multi_todo2", `{"todos":[{"content":"List the project files","status":"completed","activeForm":"Listing the project files"},{"content":"Summarize what the project does","status":"completed","activeForm":"Summarizing what the project does"}]}`),
+				}),
+				reply(usage(3800, 3600, 30), script.Reply{Text: "This is a tiny Go module (example.com/demo) whose main.go prints \"hello\"."}),
+			},
+		},
+		{
+			name:    "error-500",
+			prompts: []string{"Say hello."},
+			// CLAUDE_CODE_MAX_RETRIES=1: the first try and one retry fail.
+			script: script.Script{
+				{Error: &script.HTTPError{Status: 500, Message: "Internal server error (scripted)"}},
+				{Error: &script.HTTPError{Status: 500, Message: "Internal server error (scripted)"}},
+				{Error: &script.HTTPError{Status: 500, Message: "Internal server error (scripted)"}},
+			},
+		},
+		{
+			name:    "error-429",
+			prompts: []string{"Say hello."},
+			script: script.Script{
+				{Error: &script.HTTPError{Status: 429, Message: "Rate limited (scripted)", RetryAfterSeconds: 1}},
+				{Error: &script.HTTPError{Status: 429, Message: "Rate limited (scripted)", RetryAfterSeconds: 1}},
+				{Error: &script.HTTPError{Status: 429, Message: "Rate limited (scripted)", RetryAfterSeconds: 1}},
+			},
+		},
+		{
+			name:     "approval-allow",
+			prompts:  []string{"Create a file named approved.txt."},
+			approval: "allow",
+			script: script.Script{
+				reply(usage(3100, 0, 30), script.Reply{Text: "I'll create the file.", ToolCalls: bash("toolu_rec_allow_touch", touchArgs)}),
+				reply(usage(3300, 3100, 15), script.Reply{Text: "Created approved.txt."}),
+			},
+		},
+		{
+			name:     "approval-deny",
+			prompts:  []string{"Create a file named approved.txt."},
+			approval: "deny",
+			script: script.Script{
+				reply(usage(3100, 0, 30), script.Reply{Text: "I'll create the file.", ToolCalls: bash("toolu_rec_deny_touch", touchArgs)}),
+				reply(usage(3300, 3100, 20), script.Reply{Text: "I could not create approved.txt: permission to run the command was denied."}),
+			},
+		},
+		{
+			name:    "two-turns",
+			prompts: []string{"What language is this project in? Answer in one word.", "And what does main.go print?"},
+			script: script.Script{
+				reply(usage(3100, 0, 3), script.Reply{Text: "Go."}),
+				reply(usage(3200, 3100, 8), script.Reply{Text: "It prints \"hello\"."}),
+			},
+		},
+	}
+}
