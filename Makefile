@@ -25,8 +25,9 @@ LINT = $(GOLANGCI_LINT) run ./...
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_\/.-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-generate: ## Run go generate
+generate: ## Regenerate the JSON Schemas and docs/mapping
 	go generate ./...
+	go test ./pkg/adapters -run TestMappingDocs -update
 
 verify: generate ## Fail if generated files are out of date
 	git diff --exit-code

@@ -11,7 +11,7 @@ import (
 
 // Agentwire runs the `agentwire` command with args.
 func Agentwire(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	root := newRootCommand()
+	root := newRootCommand() //nolint:contextcheck // cobra hands ctx to every command through ExecuteContext
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -38,7 +38,7 @@ turn and item state into Postgres.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return Usagef("%v (see `%s --help`)", err, cmd.CommandPath())
 	})
-	root.AddCommand(newVersionCommand(), newSchemaCommand())
+	root.AddCommand(newVersionCommand(), newSchemaCommand(), newMapCommand())
 	return root
 }
 

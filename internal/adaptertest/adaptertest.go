@@ -1,0 +1,248 @@
+// Package adaptertest is the conformance suite every adapter runs: Run maps
+// inputs through an adapter and checks the properties the adapter contract
+// promises, whatever the dialect. Each check says what it protects.
+package adaptertest
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Input is one session of frames to map.
+type Input struct {
+	// Name names the input in failures (a file name).
+	Name string
+	// Frames are the session's frames, in order, without newlines.
+	Frames [][]byte
+	// Partial marks an input cut off mid-session (a corpus excerpt): items,
+	// requests and turns may stay open at its end.
+	Partial bool
+}
+
+// Features says what a dialect does, where the checks depend on it.
+type Features struct {
+	// Silent reports whether a frame may map to no events (keep-alives);
+	// nil means every frame must yield at least one.
+	Silent func(frame []byte) bool
+}
+
+// Frames wraps raw lines as adapter frames of one session, with ordinals
+// from 1 and a fixed receive time, as ingest would.
+func Frames(dialect, sessionKey string, lines [][]byte) []adapter.Frame {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	out := make([]adapter.Frame, len(lines))
+	for i, l := range lines {
+		out[i] = adapter.Frame{
+			Bytes: l, Dialect: dialect, Tenant: "conformance", SessionKey: sessionKey,
+			Ordinal: uint64(i + 1), ReceivedAt: at.Add(time.Duration(i) * time.Millisecond),
+		}
+	}
+	return out
+}
+
+// MapAll maps frames through a fresh session and returns the events of
+// each frame.
+func MapAll(tb testing.TB, a adapter.Adapter, frames []adapter.Frame) [][]canonical.Event {
+	tb.Helper()
+	s := a.NewSession("")
+	out := make([][]canonical.Event, len(frames))
+	for i, f := range frames {
+		evs, err := s.Map(f)
+		if err != nil {
+			tb.Fatalf("frame %d: %v", f.Ordinal, err)
+		}
+		out[i] = evs
+	}
+	return out
+}
+
+// Run checks every input against the adapter contract.
+func Run(t *testing.T, a adapter.Adapter, inputs []Input, features Features) {
+	t.Helper()
+	for _, in := range inputs {
+		t.Run(in.Name, func(t *testing.T) {
+			t.Parallel()
+			frames := Frames(a.Dialect(), "conformance/"+in.Name, in.Frames)
+			perFrame := MapAll(t, a, frames)
+
+			// Determinism: the same frames give byte-identical events, which
+			// replay, dedupe and idempotent projection rely on.
+			again := MapAll(t, a, frames)
+			if a, b := encodeAll(t, perFrame), encodeAll(t, again); !bytes.Equal(a, b) {
+				t.Fatalf("mapping the same frames twice gave different events")
+			}
+			// Resumability: a session snapshotted mid-stream and restored in
+			// a new session ends exactly like an uninterrupted one.
+			checkResume(t, a, frames, perFrame)
+
+			var all []canonical.Event
+			for i, evs := range perFrame {
+				if len(evs) == 0 && (features.Silent == nil || !features.Silent(in.Frames[i])) {
+					t.Errorf("frame %d mapped to no events (nothing is dropped silently): %.200s", i+1, in.Frames[i])
+				}
+				for _, e := range evs {
+					checkRaw(t, e, in.Frames[i], i+1)
+				}
+				all = append(all, evs...)
+			}
+			checkEvents(t, all, in.Partial)
+		})
+	}
+}
+
+func encodeAll(tb testing.TB, perFrame [][]canonical.Event) []byte {
+	tb.Helper()
+	var b bytes.Buffer
+	for _, evs := range perFrame {
+		for _, e := range evs {
+			doc, err := canonical.Encode(e)
+			if err != nil {
+				tb.Fatalf("encode %s: %v", e.Type(), err)
+			}
+			b.Write(doc)
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+func checkResume(t *testing.T, a adapter.Adapter, frames []adapter.Frame, want [][]canonical.Event) {
+	t.Helper()
+	if len(frames) < 2 {
+		return
+	}
+	for _, cut := range []int{len(frames) / 3, len(frames) / 2, len(frames) - 1} {
+		s := a.NewSession("")
+		got := make([][]canonical.Event, 0, len(frames))
+		for _, f := range frames[:cut] {
+			evs, err := s.Map(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, evs)
+		}
+		snap, err := s.Snapshot()
+		if err != nil {
+			t.Fatalf("snapshot after frame %d: %v", cut, err)
+		}
+		resumed := a.NewSession("")
+		if err := resumed.Restore(snap); err != nil {
+			t.Fatalf("restore after frame %d: %v", cut, err)
+		}
+		if _, err := resumed.Map(frames[cut-1]); err == nil {
+			t.Errorf("a restored session accepted frame %d again", cut)
+		}
+		for _, f := range frames[cut:] {
+			evs, err := resumed.Map(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, evs)
+		}
+		if !bytes.Equal(encodeAll(t, got), encodeAll(t, want)) {
+			t.Fatalf("snapshot after frame %d and restore gave different events than an uninterrupted run", cut)
+		}
+	}
+}
+
+func checkRaw(t *testing.T, e canonical.Event, frame []byte, n int) {
+	t.Helper()
+	if e.Raw == nil {
+		t.Errorf("frame %d: %s has no raw", n, e.Type())
+		return
+	}
+	got, err := e.Raw.Frame()
+	if err != nil || !bytes.Equal(got, frame) {
+		t.Errorf("frame %d: %s raw is not the frame as received", n, e.Type())
+	}
+}
+
+type lifecycle struct {
+	opened, closed map[string]int
+}
+
+func newLifecycle() lifecycle { return lifecycle{map[string]int{}, map[string]int{}} }
+
+func checkEvents(t *testing.T, events []canonical.Event, partial bool) {
+	t.Helper()
+	ids := map[string]bool{}
+	items, requests, turns := newLifecycle(), newLifecycle(), newLifecycle()
+	for i, e := range events {
+		where := fmt.Sprintf("event %d (%s)", i, e.Type())
+		if err := canonical.Validate(e); err != nil {
+			t.Errorf("%s does not validate: %v", where, err)
+		}
+		if ids[e.EventID] {
+			t.Errorf("%s: duplicate event id %s", where, e.EventID)
+		}
+		ids[e.EventID] = true
+		refs := []string{e.ProviderRefs.ProviderSessionID, e.ProviderRefs.ProviderThreadID, e.ProviderRefs.ProviderTurnID, e.ProviderRefs.ProviderItemID, e.ProviderRefs.ProviderRequestID}
+		for _, id := range []string{e.SessionID, e.ThreadID, e.TurnID, e.ItemID, e.RequestID} {
+			for _, ref := range refs {
+				if id != "" && id == ref {
+					t.Errorf("%s: provider id %q in a canonical id field", where, id)
+				}
+			}
+		}
+		switch e.Payload.(type) { //nolint:gochecksumtype // only lifecycle events pair up; the rest need no check
+		case *canonical.ItemStarted:
+			open(t, where, "item", e.ItemID, items)
+		case *canonical.ItemUpdated, *canonical.ContentDelta:
+			if e.ItemID == "" || items.opened[e.ItemID] == 0 || items.closed[e.ItemID] > 0 {
+				t.Errorf("%s: item %q is not started, or already completed", where, e.ItemID)
+			}
+		case *canonical.ItemCompleted:
+			closeOne(t, where, "item", e.ItemID, items)
+		case *canonical.RequestOpened:
+			open(t, where, "request", e.RequestID, requests)
+		case *canonical.RequestResolved:
+			closeOne(t, where, "request", e.RequestID, requests)
+		case *canonical.TurnStarted:
+			open(t, where, "turn", e.TurnID, turns)
+		case *canonical.TurnCompleted:
+			closeOne(t, where, "turn", e.TurnID, turns)
+		}
+	}
+	if partial {
+		return
+	}
+	for what, lc := range map[string]lifecycle{"item": items, "request": requests, "turn": turns} {
+		for id := range lc.opened {
+			if lc.closed[id] == 0 {
+				t.Errorf("%s %s was opened and never closed", what, id)
+			}
+		}
+	}
+}
+
+func open(t *testing.T, where, what, id string, lc lifecycle) {
+	t.Helper()
+	if id == "" {
+		t.Errorf("%s: %s id is missing", where, what)
+		return
+	}
+	if lc.opened[id] > 0 {
+		t.Errorf("%s: %s %s started twice", where, what, id)
+	}
+	lc.opened[id]++
+}
+
+func closeOne(t *testing.T, where, what, id string, lc lifecycle) {
+	t.Helper()
+	if id == "" {
+		t.Errorf("%s: %s id is missing", where, what)
+		return
+	}
+	if lc.opened[id] == 0 {
+		t.Errorf("%s: %s %s completed without being started", where, what, id)
+	}
+	if lc.closed[id] > 0 {
+		t.Errorf("%s: %s %s completed twice", where, what, id)
+	}
+	lc.closed[id]++
+}

@@ -1,0 +1,161 @@
+package adaptertest
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of adapter tests")
+
+// ReadLines reads a JSONL file as frames: one per non-empty line, without
+// the newline.
+func ReadLines(tb testing.TB, path string) [][]byte {
+	tb.Helper()
+	f, err := os.Open(path) //nolint:gosec // test inputs named by the test
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+			out = append(out, bytes.Clone(sc.Bytes()))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// Inputs reads every *.jsonl file matching glob as one Input.
+func Inputs(tb testing.TB, glob string, partial bool) []Input {
+	tb.Helper()
+	paths, err := filepath.Glob(glob)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []Input
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".golden.jsonl") {
+			continue
+		}
+		out = append(out, Input{Name: filepath.Base(p), Frames: ReadLines(tb, p), Partial: partial})
+	}
+	return out
+}
+
+// Golden maps every <case>.jsonl matching glob (recordings, hand-written
+// cases) and compares the events, one canonical document per line, with
+// goldenDir/<case>.golden.jsonl. `go test -update` rewrites the goldens:
+// review their diff as you would code. The comparison runs again on the
+// rewritten files, so an update that is not stable fails.
+func Golden(t *testing.T, a adapter.Adapter, glob, goldenDir string) {
+	t.Helper()
+	paths, err := filepath.Glob(glob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatalf("no golden inputs match %s", glob)
+	}
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".golden.jsonl") {
+			continue
+		}
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			t.Parallel()
+			name := strings.TrimSuffix(filepath.Base(p), ".jsonl")
+			frames := Frames(a.Dialect(), "golden/"+name, ReadLines(t, p))
+			got := encodeAll(t, MapAll(t, a, frames))
+			golden := filepath.Join(goldenDir, name+".golden.jsonl")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil { //nolint:gosec // a reviewed test fixture
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden) //nolint:gosec // the test's own golden file
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("events differ from %s (run go test -update and review the diff)", golden)
+			}
+		})
+	}
+}
+
+// Inventory checks an adapter against the dialect's INVENTORY rows (a copy
+// in the package's testdata, TSV with provider, source, kind, ...): every
+// row's kind has a Rule, some frame of framesPath is of that kind, and
+// every event such a frame maps to is of a type the Rule lists — so the
+// published mapping table says what the code does.
+func Inventory(t *testing.T, a adapter.Adapter, inventoryPath, framesPath string) {
+	t.Helper()
+	// The frames are one session, mapped in order, so each is seen in the
+	// context it needs (an item inside a turn).
+	frames := Frames(a.Dialect(), "inventory", ReadLines(t, framesPath))
+	perFrame := MapAll(t, a, frames)
+	byKind := map[string][]int{}
+	for i, f := range frames {
+		for _, k := range a.Kinds(f) {
+			byKind[k] = append(byKind[k], i)
+		}
+	}
+	rows := ReadLines(t, inventoryPath)
+	if len(rows) == 0 {
+		t.Fatalf("%s has no rows", inventoryPath)
+	}
+	for _, row := range rows {
+		cols := strings.Split(string(row), "\t")
+		if len(cols) < 3 || cols[0] == "provider" {
+			continue
+		}
+		kind := cols[2]
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			rule, ok := a.Rules().Lookup(kind)
+			if !ok {
+				t.Fatalf("no mapping rule for %s", kind)
+			}
+			if len(rule.Emits) == 0 && rule.Note == "" {
+				t.Errorf("%s maps to nothing and says not why", kind)
+			}
+			idx := byKind[kind]
+			if len(idx) == 0 {
+				t.Fatalf("no frame of kind %s in %s", kind, framesPath)
+			}
+			for _, i := range idx {
+				// A frame of several kinds (item.completed and
+				// item:todo_list) may emit what any of their rules list.
+				var allowed []canonical.Kind
+				for _, k := range a.Kinds(frames[i]) {
+					r, _ := a.Rules().Lookup(k)
+					allowed = append(allowed, r.Emits...)
+				}
+				for _, e := range perFrame[i] {
+					if !slices.Contains(allowed, e.Type()) && !isDiagnostic(e.Type()) {
+						t.Errorf("frame %d of kind %s mapped to %s, which its rules do not list", i+1, kind, e.Type())
+					}
+				}
+			}
+		})
+	}
+}
+
+// isDiagnostic allows any frame to add warnings or errors about itself
+// (an unreadable field) beyond what its rule lists.
+func isDiagnostic(k canonical.Kind) bool {
+	return k == canonical.KindRuntimeWarning || k == canonical.KindRuntimeError
+}

@@ -1,0 +1,94 @@
+package adapter
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Adapter is one dialect's mapping from frames to canonical events.
+type Adapter interface {
+	// Dialect is the dialect name ("codex-exec", "claude-stream", ...).
+	Dialect() string
+	// Provider is the provider the dialect's frames come from by default.
+	Provider() canonical.Provider
+	// MappingVersion names the mapping; bump it with every change of what
+	// the adapter emits, so replays can tell old events from new.
+	MappingVersion() string
+	// Rules documents the mapping of every kind the dialect can carry.
+	Rules() Rules
+	// Kinds names the kinds a frame is, as INVENTORY.tsv and Rules spell
+	// them (an item frame can be both "item.completed" and "item:reasoning");
+	// nil when the frame is not decodable.
+	Kinds(f Frame) []string
+	// NewSession starts mapping one ingest session. provider overrides the
+	// default provider ("" keeps it), for dialects several providers speak.
+	NewSession(provider canonical.Provider) Session
+}
+
+// Session maps the frames of one ingest session, in order. Its state is
+// explicit and serializable: Snapshot and Restore let a normalizer resume
+// after a crash exactly where it stopped.
+type Session interface {
+	// Map maps the next frame. Bad input never fails: it becomes
+	// runtime.error or runtime.warning events. An error means the session
+	// cannot go on (a frame out of order).
+	Map(f Frame) ([]canonical.Event, error)
+	// Snapshot serializes the session's state.
+	Snapshot() ([]byte, error)
+	// Restore replaces the session's state with a snapshot.
+	Restore(snapshot []byte) error
+}
+
+// MapFunc is the pure core of an adapter: the next state and the events of
+// one frame, from the current state.
+type MapFunc[S any] func(state S, f Frame) (S, []canonical.Event, error)
+
+// NewSession wraps a pure mapping function and its initial state as a
+// Session. State must round-trip through encoding/json; Snapshot also
+// records the last ordinal so frames cannot be replayed into the wrong
+// state.
+func NewSession[S any](initial S, f MapFunc[S]) Session {
+	return &session[S]{state: initial, fn: f}
+}
+
+type session[S any] struct {
+	state S
+	last  uint64
+	fn    MapFunc[S]
+}
+
+type snapshot[S any] struct {
+	LastOrdinal uint64 `json:"lastOrdinal"`
+	State       S      `json:"state"`
+}
+
+func (s *session[S]) Map(f Frame) ([]canonical.Event, error) {
+	if f.Ordinal <= s.last {
+		return nil, fmt.Errorf("map frame %d of session %q: already mapped up to %d", f.Ordinal, f.SessionKey, s.last)
+	}
+	next, events, err := s.fn(s.state, f)
+	if err != nil {
+		return nil, err
+	}
+	s.state, s.last = next, f.Ordinal
+	return events, nil
+}
+
+func (s *session[S]) Snapshot() ([]byte, error) {
+	b, err := json.Marshal(snapshot[S]{LastOrdinal: s.last, State: s.state})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot adapter state: %w", err)
+	}
+	return b, nil
+}
+
+func (s *session[S]) Restore(b []byte) error {
+	var snap snapshot[S]
+	if err := json.Unmarshal(b, &snap); err != nil {
+		return fmt.Errorf("restore adapter state: %w", err)
+	}
+	s.state, s.last = snap.State, snap.LastOrdinal
+	return nil
+}

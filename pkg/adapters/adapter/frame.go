@@ -1,0 +1,73 @@
+package adapter
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// Direction says who wrote a frame on a two-way stdio stream.
+type Direction string
+
+// Directions.
+const (
+	// FromAgent is a frame the agent process wrote (stdout); the default.
+	FromAgent Direction = "agent"
+	// FromClient is a frame the controlling app wrote to the agent (stdin).
+	FromClient Direction = "client"
+)
+
+// Frame is one provider frame with its ingest metadata.
+type Frame struct {
+	// Bytes is the frame exactly as received: one line, without the newline.
+	Bytes []byte
+	// Dialect is the adapter dialect the frame was ingested as.
+	Dialect string
+	// Direction is who wrote it, when the source knows (tap lines, taps).
+	Direction Direction
+	// Tenant owns the frame.
+	Tenant string
+	// SessionKey is the ingest session the frame belongs to.
+	SessionKey string
+	// Ordinal numbers the frame within its session, from 1, without gaps.
+	Ordinal uint64
+	// ReceivedAt is when ingest read the frame.
+	ReceivedAt time.Time
+}
+
+// tapLine is the recorded form of a two-way stream: {"dir":..., "msg":...}.
+type tapLine struct {
+	Dir *Direction      `json:"dir"`
+	Msg json.RawMessage `json:"msg"`
+}
+
+// Unwrap returns the message a frame carries and who sent it. A tap line
+// (a JSON object whose first member is "dir", as agentwire's recorder and
+// proxy write them) yields its msg and dir; anything else is returned as
+// is, with the frame's own Direction (FromAgent when unset). Checking the
+// prefix keeps ordinary frames from being parsed twice. ok is false when a
+// tap line is malformed (dir is not agent or client, or msg is missing).
+func (f Frame) Unwrap() (msg []byte, dir Direction, ok bool) {
+	dir = f.Direction
+	if dir == "" {
+		dir = FromAgent
+	}
+	trimmed := bytes.TrimSpace(f.Bytes)
+	if !bytes.HasPrefix(trimmed, []byte(`{"dir"`)) {
+		return f.Bytes, dir, true
+	}
+	var tl tapLine
+	if err := json.Unmarshal(trimmed, &tl); err != nil || tl.Dir == nil {
+		return f.Bytes, dir, false
+	}
+	if (*tl.Dir != FromAgent && *tl.Dir != FromClient) || len(tl.Msg) == 0 {
+		return f.Bytes, dir, false
+	}
+	return tl.Msg, *tl.Dir, true
+}
+
+// WithOrdinal returns a copy of f with another ordinal.
+func (f Frame) WithOrdinal(n uint64) Frame {
+	f.Ordinal = n
+	return f
+}

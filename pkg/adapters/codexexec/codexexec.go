@@ -1,0 +1,316 @@
+package codexexec
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Dialect is this adapter's dialect name.
+const Dialect = "codex-exec"
+
+// MappingVersion is bumped with every change of what the adapter emits.
+const MappingVersion = "codex-exec/1"
+
+const rawSource = "codex.sdk.thread-event"
+
+// Adapter is the codex-exec adapter.
+type Adapter struct{}
+
+// Dialect implements adapter.Adapter.
+func (Adapter) Dialect() string { return Dialect }
+
+// Provider implements adapter.Adapter.
+func (Adapter) Provider() canonical.Provider { return canonical.ProviderCodex }
+
+// MappingVersion implements adapter.Adapter.
+func (Adapter) MappingVersion() string { return MappingVersion }
+
+// Rules implements adapter.Adapter.
+func (Adapter) Rules() adapter.Rules { return rules }
+
+// Kinds implements adapter.Adapter.
+func (Adapter) Kinds(f adapter.Frame) []string {
+	var ev struct {
+		Type string `json:"type"`
+		Item struct {
+			Type string `json:"type"`
+		} `json:"item"`
+	}
+	if json.Unmarshal(f.Bytes, &ev) != nil || ev.Type == "" {
+		return nil
+	}
+	if ev.Item.Type != "" {
+		return []string{ev.Type, "item:" + ev.Item.Type}
+	}
+	return []string{ev.Type}
+}
+
+// NewSession implements adapter.Adapter.
+func (Adapter) NewSession(p canonical.Provider) adapter.Session {
+	if p == "" {
+		p = canonical.ProviderCodex
+	}
+	return adapter.NewSession(State{Provider: p}, Map)
+}
+
+// State is what the adapter remembers between frames.
+type State struct {
+	// Provider is the provider events are attributed to.
+	Provider canonical.Provider `json:"provider"`
+	// Thread is Codex's thread id, once thread.started was seen.
+	Thread string `json:"thread,omitempty"`
+	// Turn is the canonical id of the open turn ("" between turns).
+	Turn string `json:"turn,omitempty"`
+	// Started lists the provider ids of the items started in the open turn.
+	Started []string `json:"started,omitempty"`
+	// Total is the thread's usage so far.
+	Total canonical.TokenUsage `json:"total"`
+}
+
+type event struct {
+	Type     string          `json:"type"`
+	ThreadID string          `json:"thread_id"`
+	Item     json.RawMessage `json:"item"`
+	Usage    json.RawMessage `json:"usage"`
+	Message  string          `json:"message"`
+	Error    *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type item struct {
+	ID               string                  `json:"id"`
+	Type             string                  `json:"type"`
+	Text             string                  `json:"text"`
+	Command          string                  `json:"command"`
+	AggregatedOutput string                  `json:"aggregated_output"`
+	ExitCode         *int                    `json:"exit_code"`
+	Status           string                  `json:"status"`
+	Changes          []struct{ Path string } `json:"changes"`
+	Server           string                  `json:"server"`
+	Tool             string                  `json:"tool"`
+	Query            string                  `json:"query"`
+	Message          string                  `json:"message"`
+	Items            []struct {
+		Text      string `json:"text"`
+		Completed bool   `json:"completed"`
+	} `json:"items"`
+}
+
+// Map maps one frame; it is the adapter's pure core.
+func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	var ev event
+	if err := json.Unmarshal(f.Bytes, &ev); err != nil || ev.Type == "" {
+		if err == nil {
+			err = fmt.Errorf("no type member")
+		}
+		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
+	}
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(rawSource, "", ev.Type, f.Bytes))
+	ids := em.IDs()
+	env := canonical.Event{TurnID: st.Turn}
+	if st.Thread != "" {
+		env.ThreadID = ids.Native(canonical.EntityThread, st.Thread)
+		env.ProviderRefs.ProviderThreadID = st.Thread
+	}
+	switch ev.Type {
+	case "thread.started":
+		// Item ids restart with every run: forget the previous thread's.
+		st.Thread, st.Started = ev.ThreadID, nil
+		env.ThreadID = ids.Native(canonical.EntityThread, ev.ThreadID)
+		env.ProviderRefs.ProviderThreadID = ev.ThreadID
+		em.Emit(env, &canonical.ThreadStarted{ProviderThreadID: ev.ThreadID})
+	case "turn.started":
+		st.Turn, st.Started = ids.Derived(canonical.EntityTurn, f.Ordinal, 0), nil
+		env.TurnID = st.Turn
+		em.Emit(env, &canonical.TurnStarted{})
+	case "turn.completed":
+		p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted}
+		if len(ev.Usage) > 0 {
+			if u, err := canonical.FoldUsage(ev.Usage, canonical.OpenAIUsage); err == nil {
+				p.Usage = &u
+				st.Total = st.Total.Add(u)
+			} else {
+				em.Warn(env, "turn usage could not be read: "+err.Error(), nil)
+			}
+		}
+		env = closeTurn(em, &st, env, p)
+		if p.Usage != nil {
+			last := *p.Usage
+			em.Emit(env, &canonical.ThreadTokenUsageUpdated{Usage: st.Total, Last: &last})
+		}
+	case "turn.failed":
+		msg := "turn failed"
+		if ev.Error != nil && ev.Error.Message != "" {
+			msg = ev.Error.Message
+		}
+		em.Fail(env, canonical.ErrorClassProvider, msg, nil)
+		closeTurn(em, &st, env, &canonical.TurnCompleted{State: canonical.TurnStateFailed, ErrorMessage: msg})
+	case "error":
+		if strings.HasPrefix(ev.Message, "Reconnecting") {
+			em.Warn(env, ev.Message, map[string]bool{"willRetry": true})
+		} else {
+			em.Fail(env, canonical.ErrorClassProvider, nonEmpty(ev.Message, "codex reported an error"), nil)
+		}
+	case "item.started", "item.updated", "item.completed":
+		var it item
+		if err := json.Unmarshal(ev.Item, &it); err != nil || it.ID == "" {
+			if err == nil {
+				err = fmt.Errorf("item has no id")
+			}
+			return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
+		}
+		mapItem(em, &st, env, ev.Type, it, ev.Item)
+	default:
+		adapter.Unmapped(em, env, ev.Type)
+	}
+	return st, em.Events(), nil
+}
+
+// closeTurn ends the open turn (or, without one, reports the end of a turn
+// it never saw start, under a turn id derived from this frame).
+func closeTurn(em *adapter.Emitter, st *State, env canonical.Event, p *canonical.TurnCompleted) canonical.Event {
+	if st.Turn == "" {
+		env.TurnID = em.IDs().Derived(canonical.EntityTurn, em.Frame().Ordinal, 0)
+		em.Emit(env, &canonical.TurnStarted{})
+	}
+	em.Emit(env, p)
+	st.Turn, st.Started = "", nil
+	env.TurnID = ""
+	return env
+}
+
+func mapItem(em *adapter.Emitter, st *State, env canonical.Event, kind string, it item, data json.RawMessage) {
+	env.ItemID = em.IDs().Native(canonical.EntityItem, st.Thread, st.Turn, it.ID)
+	env.ProviderRefs.ProviderItemID = it.ID
+	itemType, known := itemTypes[it.Type]
+	if !known {
+		itemType = canonical.ItemTypeUnknown
+	}
+	p := canonical.ItemLifecycle{
+		ItemType: itemType,
+		Status:   itemStatus(it.Status, kind),
+		Command:  it.Command,
+		ExitCode: it.ExitCode,
+		Data:     data,
+	}
+	switch it.Type {
+	case "mcp_tool_call":
+		p.ToolName, p.Title = it.Tool, strings.Trim(it.Server+"/"+it.Tool, "/")
+	case "web_search":
+		p.Title = it.Query
+	case "command_execution":
+		p.Title = it.Command
+	case "error":
+		p.Detail = it.Message
+	}
+	for _, c := range it.Changes {
+		p.Files = append(p.Files, c.Path)
+	}
+	if kind == "item.completed" {
+		p.Content = content(it)
+	}
+
+	started := false
+	for _, id := range st.Started {
+		started = started || id == it.ID
+	}
+	if !started {
+		if kind != "item.started" {
+			// Exec reports many items only on completion: open them first.
+			opening := p
+			opening.Status, opening.Content, opening.ExitCode = canonical.ItemStatusInProgress, nil, nil
+			s := canonical.ItemStarted(opening)
+			em.Emit(env, &s)
+		}
+		st.Started = append(st.Started, it.ID)
+	}
+	switch kind {
+	case "item.started":
+		if started {
+			u := canonical.ItemUpdated(p)
+			em.Emit(env, &u)
+		} else {
+			s := canonical.ItemStarted(p)
+			em.Emit(env, &s)
+		}
+	case "item.updated":
+		u := canonical.ItemUpdated(p)
+		em.Emit(env, &u)
+	default:
+		c := canonical.ItemCompleted(p)
+		em.Emit(env, &c)
+	}
+	if it.Type == "todo_list" {
+		plan := &canonical.TurnPlanUpdated{Plan: []canonical.PlanStep{}}
+		for _, step := range it.Items {
+			status := canonical.PlanStepPending
+			if step.Completed {
+				status = canonical.PlanStepCompleted
+			}
+			plan.Plan = append(plan.Plan, canonical.PlanStep{Step: step.Text, Status: status})
+		}
+		planEnv := env
+		planEnv.ItemID, planEnv.ProviderRefs.ProviderItemID = "", ""
+		em.Emit(planEnv, plan)
+	}
+}
+
+var itemTypes = map[string]canonical.ItemType{
+	"agent_message":     canonical.ItemTypeAssistantMessage,
+	"reasoning":         canonical.ItemTypeReasoning,
+	"command_execution": canonical.ItemTypeCommandExecution,
+	"file_change":       canonical.ItemTypeFileChange,
+	"mcp_tool_call":     canonical.ItemTypeMCPToolCall,
+	"web_search":        canonical.ItemTypeWebSearch,
+	"todo_list":         canonical.ItemTypePlan,
+	"error":             canonical.ItemTypeError,
+	"collab_tool_call":  canonical.ItemTypeCollabAgentToolCall,
+}
+
+func itemStatus(s, kind string) canonical.ItemStatus {
+	switch s {
+	case "in_progress":
+		return canonical.ItemStatusInProgress
+	case "completed":
+		return canonical.ItemStatusCompleted
+	case "failed":
+		return canonical.ItemStatusFailed
+	case "declined":
+		return canonical.ItemStatusDeclined
+	}
+	if kind == "item.completed" {
+		return canonical.ItemStatusCompleted
+	}
+	return canonical.ItemStatusInProgress
+}
+
+func content(it item) map[canonical.StreamKind]string {
+	var k canonical.StreamKind
+	text := it.Text
+	switch it.Type {
+	case "agent_message":
+		k = canonical.StreamAssistantText
+	case "reasoning":
+		k = canonical.StreamReasoningText
+	case "command_execution":
+		k, text = canonical.StreamCommandOutput, it.AggregatedOutput
+	default:
+		return nil
+	}
+	if text == "" {
+		return nil
+	}
+	return map[canonical.StreamKind]string{k: text}
+}
+
+func nonEmpty(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}

@@ -1,0 +1,173 @@
+package codexexec_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/adaptertest"
+	"github.com/agentwire/agentwire/pkg/adapters/codexexec"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+func TestInventory(t *testing.T) {
+	t.Parallel()
+	adaptertest.Inventory(t, codexexec.Adapter{}, "testdata/inventory.tsv", "testdata/inventory.jsonl")
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	adaptertest.Golden(t, codexexec.Adapter{}, "testdata/inventory.jsonl", "testdata")
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	inputs := adaptertest.Inputs(t, "testdata/inventory.jsonl", false)
+	// Real transcripts from public projects, when the shared corpus is
+	// checked out next to the project; many are excerpts.
+	corpus := filepath.Join("..", "..", "..", "..", "shared", "corpus", "codex-exec", "*.jsonl")
+	inputs = append(inputs, adaptertest.Inputs(t, corpus, true)...)
+	adaptertest.Run(t, codexexec.Adapter{}, inputs, adaptertest.Features{})
+}
+
+func mapLines(t *testing.T, lines ...string) []canonical.Event {
+	t.Helper()
+	raw := make([][]byte, len(lines))
+	for i, l := range lines {
+		raw[i] = []byte(l)
+	}
+	var out []canonical.Event
+	for _, evs := range adaptertest.MapAll(t, codexexec.Adapter{}, adaptertest.Frames(codexexec.Dialect, "t", raw)) {
+		out = append(out, evs...)
+	}
+	return out
+}
+
+func types(evs []canonical.Event) []canonical.Kind {
+	out := make([]canonical.Kind, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type()
+	}
+	return out
+}
+
+func TestMap(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		name     string
+		given    []string
+		expected []canonical.Kind
+		check    func(t *testing.T, evs []canonical.Event)
+	}{
+		{
+			name:     "an item reported only on completion is opened first",
+			given:    []string{`{"type":"turn.started"}`, `{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"4"}}`},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, evs[1].ItemID, evs[2].ItemID)
+				require.Equal(t, evs[0].TurnID, evs[2].TurnID)
+				done := evs[2].Payload.(*canonical.ItemCompleted)
+				require.Equal(t, "4", done.Content[canonical.StreamAssistantText])
+				require.Equal(t, canonical.ItemTypeAssistantMessage, done.ItemType)
+				require.Nil(t, evs[1].Payload.(*canonical.ItemStarted).Content, "the synthesized start carries no final content")
+			},
+		},
+		{
+			name:     "usage: per turn, cached taken out of input, thread total accumulates",
+			given:    []string{`{"type":"turn.started"}`, `{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":60,"output_tokens":5}}`, `{"type":"turn.started"}`, `{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":1}}`},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated, canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, canonical.TokenUsage{InputTokens: 40, CachedInputTokens: 60, OutputTokens: 5}, *evs[1].Payload.(*canonical.TurnCompleted).Usage)
+				require.Equal(t, canonical.TokenUsage{InputTokens: 50, CachedInputTokens: 60, OutputTokens: 6}, evs[5].Payload.(*canonical.ThreadTokenUsageUpdated).Usage)
+				require.NotEqual(t, evs[0].TurnID, evs[3].TurnID, "two turns get distinct ids")
+			},
+		},
+		{
+			name:     "a failed turn is an error and a failed completion",
+			given:    []string{`{"type":"turn.started"}`, `{"type":"error","message":"Reconnecting... 1/5"}`, `{"type":"turn.failed","error":{"message":"401 Unauthorized"}}`},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindRuntimeWarning, canonical.KindRuntimeError, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				done := evs[3].Payload.(*canonical.TurnCompleted)
+				require.Equal(t, canonical.TurnStateFailed, done.State)
+				require.Equal(t, "401 Unauthorized", done.ErrorMessage)
+				require.Equal(t, canonical.ErrorClassProvider, evs[2].Payload.(*canonical.RuntimeError).Class)
+			},
+		},
+		{
+			name:     "the same item id in two threads is two items",
+			given:    []string{`{"type":"thread.started","thread_id":"a"}`, `{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"x"}}`, `{"type":"thread.started","thread_id":"b"}`, `{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"y"}}`},
+			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindThreadStarted, canonical.KindItemStarted, canonical.KindItemCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.NotEqual(t, evs[2].ItemID, evs[5].ItemID)
+				require.NotEqual(t, evs[2].ThreadID, evs[5].ThreadID)
+				require.Equal(t, "item_0", evs[2].ProviderRefs.ProviderItemID)
+			},
+		},
+		{
+			name:     "bad input is kept, not dropped",
+			given:    []string{`{"type":"turn.started"`, `{"type":"thread.frobnicated"}`, `{"item":{}}`},
+			expected: []canonical.Kind{canonical.KindRuntimeError, canonical.KindRuntimeWarning, canonical.KindRuntimeError},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, canonical.ErrorClassValidation, evs[0].Payload.(*canonical.RuntimeError).Class)
+				frame, err := evs[0].Raw.Frame()
+				require.NoError(t, err)
+				require.True(t, bytes.Equal([]byte(`{"type":"turn.started"`), frame), "raw keeps the broken frame: %q", frame)
+				require.Equal(t, canonical.RawText, evs[0].Raw.Encoding)
+				require.Contains(t, evs[1].Payload.(*canonical.RuntimeWarning).Message, "thread.frobnicated")
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			evs := mapLines(t, tt.given...)
+			require.Equal(t, tt.expected, types(evs))
+			for _, e := range evs {
+				require.NoError(t, canonical.Validate(e))
+			}
+			if tt.check != nil {
+				tt.check(t, evs)
+			}
+		})
+	}
+}
+
+// FuzzMap maps arbitrary frames: never a panic, every event validates and
+// round-trips through its JSON document.
+func FuzzMap(f *testing.F) {
+	for _, l := range adaptertest.ReadLines(f, "testdata/inventory.jsonl") {
+		f.Add(l, l)
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		s := codexexec.Adapter{}.NewSession("")
+		for i, frame := range [][]byte{a, b} {
+			evs, err := s.Map(adaptertest.Frames(codexexec.Dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) == 0 {
+				t.Fatalf("frame %q mapped to nothing", frame)
+			}
+			for _, e := range evs {
+				if err := canonical.Validate(e); err != nil {
+					t.Fatalf("invalid %s: %v", e.Type(), err)
+				}
+				doc, err := canonical.Encode(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := canonical.Decode(doc); err != nil {
+					t.Fatalf("does not round-trip: %v", err)
+				}
+			}
+		}
+	})
+}
