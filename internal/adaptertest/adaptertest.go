@@ -6,6 +6,7 @@ package adaptertest
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -85,6 +86,7 @@ func Run(t *testing.T, a adapter.Adapter, inputs []Input, features Features) {
 				if len(evs) == 0 && (features.Silent == nil || !features.Silent(in.Frames[i])) {
 					t.Errorf("frame %d mapped to no events (nothing is dropped silently): %.200s", i+1, in.Frames[i])
 				}
+				checkRules(t, a, frames[i], evs)
 				for _, e := range evs {
 					checkRaw(t, e, in.Frames[i], i+1)
 				}
@@ -245,4 +247,31 @@ func closeOne(t *testing.T, where, what, id string, lc lifecycle) {
 		t.Errorf("%s: %s %s completed twice", where, what, id)
 	}
 	lc.closed[id]++
+}
+
+// checkRules holds a frame of known kinds to its rules: every event it
+// maps to is of a type the rules of its kinds list. A runtime.warning the
+// rules do not list means a known kind was not really mapped (the drift
+// radar would cry wolf), so it fails; an unlisted runtime.error is
+// tolerated, because any frame may carry a field that cannot be read.
+func checkRules(t *testing.T, a adapter.Adapter, f adapter.Frame, evs []canonical.Event) {
+	t.Helper()
+	kinds := a.Kinds(f)
+	var allowed []canonical.Kind
+	for _, k := range kinds {
+		r, ok := a.Rules().Lookup(k)
+		if !ok {
+			return // an unknown kind: a warning is the right answer
+		}
+		allowed = append(allowed, r.Emits...)
+	}
+	if len(kinds) == 0 {
+		return
+	}
+	for _, e := range evs {
+		if slices.Contains(allowed, e.Type()) || e.Type() == canonical.KindRuntimeError {
+			continue
+		}
+		t.Errorf("frame %d of kind %v mapped to %s, which its rules do not list: %.300s", f.Ordinal, kinds, e.Type(), f.Bytes)
+	}
 }

@@ -171,3 +171,7 @@ func FuzzMap(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkMap(b *testing.B) {
+	adaptertest.Bench(b, codexexec.Adapter{}, adaptertest.ReadLines(b, "testdata/inventory.jsonl"))
+}
