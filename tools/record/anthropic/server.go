@@ -95,6 +95,7 @@ type request struct {
 	Stream    bool              `json:"stream"`
 	Tools     []json.RawMessage `json:"tools"`
 	System    json.RawMessage   `json:"system"`
+	Thinking  json.RawMessage   `json:"thinking"`
 	Messages  []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -137,7 +138,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n, reply := s.next()
-	s.logf("POST %s model=%s max_tokens=%d stream=%v tools=%d messages=%d (main #%d)", path, req.Model, req.MaxTokens, req.Stream, len(req.Tools), len(req.Messages), n+1)
+	s.logf("POST %s model=%s max_tokens=%d stream=%v tools=%d messages=%d thinking=%s (main #%d)", path, req.Model, req.MaxTokens, req.Stream, len(req.Tools), len(req.Messages), orNone(req.Thinking), n+1)
 	if reply.Error != nil {
 		writeError(w, reply.Error)
 		return
@@ -177,6 +178,13 @@ func sideReply(why string) script.Reply {
 	default:
 		return script.Reply{Text: "ok", InputTokens: 10, OutputTokens: 1}
 	}
+}
+
+func orNone(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "none"
+	}
+	return string(raw)
 }
 
 func apiError(typ, msg string) map[string]any {
