@@ -69,12 +69,12 @@ func recordExec(ctx context.Context, r *run.Run, bin string, sc scenario) ([]man
 		commands = append(commands, strings.ReplaceAll(cmd, threadID, "<thread_id>"))
 	}
 	entry.File = set + "/" + sc.name + ".jsonl"
-	n, err := tap.WriteLines(r.Out(entry.File), lines, e.box.Replacements())
+	n, err := tap.WriteLines(r.Out(entry.File), lines, e.replacements())
 	if err != nil {
 		return nil, fmt.Errorf("write recording: %w", err)
 	}
 	entry.Frames = n
-	entry.Command = e.box.Scrub(strings.Join(commands, " && "))
+	entry.Command = e.scrub(strings.Join(commands, " && "))
 	if len(sc.prompts) > 1 {
 		notes = append(notes, "later turns via exec resume of the first run's thread; stdout of all runs concatenated")
 	}

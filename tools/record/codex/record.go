@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/agentwire/agentwire/tools/record/internal/manifest"
@@ -47,6 +48,8 @@ type env struct {
 	box  *sandbox.Box
 	srv  *server
 	home string // CODEX_HOME
+	bin  string // put first on PATH
+	npm  string // the run's npm prefix, scrubbed from recordings
 }
 
 // Record records every scenario and returns the manifest entries.
@@ -86,10 +89,17 @@ func newEnv(r *run.Run, name string, sc script.Script) (*env, error) {
 		_ = box.Remove()
 		return nil, err
 	}
-	e := &env{box: box, srv: srv, home: filepath.Join(box.Home, ".codex")}
-	if err := os.MkdirAll(e.home, 0o755); err != nil {
-		e.close(r)
-		return nil, fmt.Errorf("codex home: %w", err)
+	// Without bwrap on PATH Codex falls back to the copy in its package and
+	// says so in a configWarning; offering that same copy on PATH keeps the
+	// recordings free of a warning that depends on the recording machine.
+	// (Codex ignores a bwrap under the scratch dir, which is TMPDIR.)
+	resources := filepath.Join(r.Module("@openai/codex-linux-x64"), "vendor", "x86_64-unknown-linux-musl", "codex-resources")
+	e := &env{box: box, srv: srv, home: filepath.Join(box.Home, ".codex"), bin: resources, npm: r.NPMDir}
+	for _, d := range []string{e.home, filepath.Join(box.Root, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			e.close(r)
+			return nil, fmt.Errorf("codex home: %w", err)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(e.home, "config.toml"), []byte(configTOML(srv.BaseURL())), 0o644); err != nil {
 		e.close(r)
@@ -114,7 +124,12 @@ func (e *env) close(r *run.Run) {
 func (e *env) environ() []string {
 	proxy := "http://" + e.srv.ln.Addr().String()
 	return e.box.Env(
+		// exec.Cmd keeps the last of duplicate keys, so this PATH wins.
+		"PATH="+e.bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"CODEX_HOME="+e.home,
+		// Codex will not put its helper aliases (apply_patch, ...) in a
+		// CODEX_HOME under TMPDIR, and the box makes its root TMPDIR.
+		"TMPDIR="+filepath.Join(e.box.Root, "tmp"),
 		apiKeyEnv+"=sk-fake-recorder",
 		"HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "ALL_PROXY="+proxy,
 		"https_proxy="+proxy, "http_proxy="+proxy, "all_proxy="+proxy,
@@ -191,4 +206,33 @@ func (e *env) dumpBodies(r *run.Run) {
 	}
 	b, _ := json.MarshalIndent(e.srv.Bodies(), "", "  ")
 	_ = os.WriteFile(filepath.Join(e.box.Root, "requests.json"), b, 0o644)
+}
+
+// npmPlaceholder stands for the npm prefix: Codex runs with its bundled
+// resources directory on PATH, and a PATH that shows up in a recording
+// must not name the recording machine.
+const npmPlaceholder = "/NPM"
+
+// replacements are the box's plus the npm prefix.
+func (e *env) replacements() map[string]string {
+	m := e.box.Replacements()
+	m[e.npm] = npmPlaceholder
+	if resolved, err := filepath.EvalSymlinks(e.npm); err == nil {
+		m[resolved] = npmPlaceholder
+	}
+	return m
+}
+
+// scrub applies replacements to s, longest first like tap.WriteLines.
+func (e *env) scrub(s string) string {
+	m := e.replacements()
+	froms := make([]string, 0, len(m))
+	for from := range m {
+		froms = append(froms, from)
+	}
+	sort.Slice(froms, func(i, j int) bool { return len(froms[i]) > len(froms[j]) })
+	for _, from := range froms {
+		s = strings.ReplaceAll(s, from, m[from])
+	}
+	return s
 }
