@@ -92,13 +92,14 @@ func newEnv(r *run.Run, name string, sc script.Script) (*env, error) {
 	// Without bwrap on PATH Codex falls back to the copy in its package and
 	// says so in a configWarning; offering that same copy on PATH keeps the
 	// recordings free of a warning that depends on the recording machine.
-	// (Codex ignores a bwrap under the scratch dir, which is TMPDIR.)
+	// A symlink to it inside the scratch dir was not picked up, so the
+	// package's own resources directory goes on PATH.
 	resources := filepath.Join(r.Module("@openai/codex-linux-x64"), "vendor", "x86_64-unknown-linux-musl", "codex-resources")
 	e := &env{box: box, srv: srv, home: filepath.Join(box.Home, ".codex"), bin: resources, npm: r.NPMDir}
 	for _, d := range []string{e.home, filepath.Join(box.Root, "tmp")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			e.close(r)
-			return nil, fmt.Errorf("codex home: %w", err)
+			return nil, fmt.Errorf("scratch dirs: %w", err)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(e.home, "config.toml"), []byte(configTOML(srv.BaseURL())), 0o644); err != nil {
