@@ -7,6 +7,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -81,10 +82,17 @@ func (b *Box) Replacements() map[string]string {
 	return r
 }
 
-// Scrub applies Replacements to s.
+// Scrub applies Replacements to s, longest path first so that no prefix
+// of a path is replaced before the path itself.
 func (b *Box) Scrub(s string) string {
-	for from, to := range b.Replacements() {
-		s = strings.ReplaceAll(s, from, to)
+	r := b.Replacements()
+	froms := make([]string, 0, len(r))
+	for from := range r {
+		froms = append(froms, from)
+	}
+	sort.Slice(froms, func(i, j int) bool { return len(froms[i]) > len(froms[j]) })
+	for _, from := range froms {
+		s = strings.ReplaceAll(s, from, r[from])
 	}
 	return s
 }

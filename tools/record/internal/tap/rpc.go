@@ -30,9 +30,14 @@ func (r *RPC) envelope(m map[string]any) map[string]any {
 	return m
 }
 
-// Notify sends a notification.
+// Notify sends a notification; nil params leaves the member out, as some
+// agents (Codex's initialized) expect.
 func (r *RPC) Notify(method string, params any) error {
-	return r.S.Send(r.envelope(map[string]any{"method": method, "params": params}))
+	m := map[string]any{"method": method}
+	if params != nil {
+		m["params"] = params
+	}
+	return r.S.Send(r.envelope(m))
 }
 
 // Send sends a request and returns its id without waiting.
