@@ -41,7 +41,9 @@ type agent struct {
 	// auth is the authenticate methodId to send, "" to skip authenticate.
 	auth string
 	// yolo is the session mode that runs tools without asking.
-	yolo      string
+	yolo string
+	// note goes into every row of the agent's set.
+	note      string
 	scenarios []scenario
 }
 
@@ -62,8 +64,9 @@ type scenario struct {
 	mode string
 	// decide is the permission option kind chosen when asked.
 	decide string
-	// wantError says session/prompt must fail (or stop) for this scenario;
-	// errorOK that it may.
+	// wantError says session/prompt is expected to fail, errorOK that it
+	// may; how each prompt ended goes in the note, and the recordings
+	// tests check it.
 	wantError, errorOK bool
 	// wantFile and noFile name a file in the work dir the scenario's tool
 	// call must have written, or must not have.
@@ -110,6 +113,7 @@ func geminiAgent(r *run.Run) agent {
 		command: "gemini --experimental-acp -m " + gemini.Model,
 		auth:    "gemini-api-key",
 		yolo:    "yolo",
+		note:    "settings general.maxAttempts=1",
 		start: func(r *run.Run, box *sandbox.Box, log io.Writer, s script.Script) (modelServer, []string, []string, error) {
 			srv, err := geminiapi.Start(log, s)
 			if err != nil {
@@ -140,6 +144,7 @@ func claudeAgent(r *run.Run) agent {
 		program: "claude-code-acp@" + run.Versions["@zed-industries/claude-code-acp"],
 		command: "claude-code-acp",
 		yolo:    "bypassPermissions",
+		note:    "runs Claude Code " + run.Versions["@anthropic-ai/claude-code"] + " (CLAUDE_CODE_EXECUTABLE) with IS_SANDBOX=1, CLAUDE_CODE_MAX_RETRIES=0",
 		start: func(r *run.Run, box *sandbox.Box, log io.Writer, s script.Script) (modelServer, []string, []string, error) {
 			srv, err := anthropic.Start(log, s)
 			if err != nil {
@@ -231,14 +236,14 @@ func scenarios(t tools) []scenario {
 			prompts:   []string{"Say hello."},
 			wantError: true,
 			script:    script.Script{{Error: &script.HTTPError{Status: 500, Message: "Internal error encountered."}}},
-			note:      "the fake API answers HTTP 500 to the first main request; retries are turned off",
+			note:      "the fake API answers HTTP 500 to the first main request",
 		},
 		{
 			name:      "error-429",
 			prompts:   []string{"Say hello."},
 			wantError: true,
 			script:    script.Script{{Error: &script.HTTPError{Status: 429, Message: "Resource has been exhausted (e.g. check quota).", RetryAfterSeconds: 1}}},
-			note:      "the fake API answers HTTP 429 to the first main request; retries are turned off",
+			note:      "the fake API answers HTTP 429 RESOURCE_EXHAUSTED (Retry-After 1) to the first main request",
 		},
 		{
 			name:     "approval-allow",
@@ -341,7 +346,7 @@ func recordOne(ctx context.Context, r *run.Run, a agent, sc scenario) (manifest.
 	if err != nil {
 		return manifest.Entry{}, fmt.Errorf("write %s: %w", file, err)
 	}
-	all := append([]string{sc.note}, notes...)
+	all := append([]string{a.note, sc.note}, notes...)
 	all = append(all, c.summary())
 	var kept []string
 	for _, n := range all {

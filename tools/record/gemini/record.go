@@ -129,6 +129,7 @@ func scenarios() []scenario {
 		{
 			name:    "multistep",
 			prompts: []string{"Plan the work, then list the files and summarize the project."},
+			note:    "the scripted thoughts are not in stream-json (only thoughtsTokenCount, in total_tokens); see acp-gemini for agent_thought_chunk",
 			script: script.Script{
 				{
 					Thinking:    "**Planning the work**\n\nI should make a short plan, then look at the files.",
