@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 )
@@ -21,16 +22,60 @@ const (
 	// RawBase64: Payload is a JSON string holding the frame in standard
 	// base64, for bytes that are not valid UTF-8.
 	RawBase64 RawEncoding = "base64"
+	// RawRef: the frame was too large to travel inside the event; Payload
+	// is a RawRef saying where the pipeline keeps it.
+	RawRef RawEncoding = "ref"
 )
 
+// RawReference locates a frame kept outside its event: in a JetStream
+// stream by sequence, or in an object store by name. Bytes and SHA256
+// identify it.
+type RawReference struct {
+	// Stream and Seq locate a frame stored as a stream message.
+	Stream string `json:"stream,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
+	// Bucket and Object locate a frame stored in an object store.
+	Bucket string `json:"bucket,omitempty"`
+	Object string `json:"object,omitempty"`
+	// Bytes is the frame's length.
+	Bytes int `json:"bytes"`
+	// SHA256 is the hex SHA-256 of the frame.
+	SHA256 string `json:"sha256"`
+}
+
+// ErrRawReferenced is returned by Raw.Frame when the frame is kept
+// elsewhere (RawRef); Raw.Reference says where.
+var ErrRawReferenced = errors.New("raw frame is stored by reference")
+
+// Referenced returns a copy of r whose frame is replaced by a reference.
+func (r Raw) Referenced(ref RawReference) Raw {
+	b, _ := json.Marshal(ref) //nolint:errchkjson // a struct of strings and numbers always encodes
+	r.Payload, r.Encoding = b, RawRef
+	return r
+}
+
+// Reference returns where a RawRef frame is kept.
+func (r Raw) Reference() (RawReference, error) {
+	var ref RawReference
+	if r.Encoding != RawRef {
+		return ref, fmt.Errorf("raw frame is held inline (encoding %q)", r.Encoding)
+	}
+	if err := json.Unmarshal(r.Payload, &ref); err != nil {
+		return ref, fmt.Errorf("raw reference: %w", err)
+	}
+	return ref, nil
+}
+
 // RawEncodings returns every RawEncoding.
-func RawEncodings() []RawEncoding { return []RawEncoding{RawJSON, RawText, RawBase64} }
+func RawEncodings() []RawEncoding { return []RawEncoding{RawJSON, RawText, RawBase64, RawRef} }
 
 // Valid reports whether e is one of RawEncodings.
 func (e RawEncoding) Valid() bool { return isOneOf(e, RawEncodings()) }
 
 // enumValues leaves out RawJSON: it is spelled by omitting the member.
-func (RawEncoding) enumValues() []string { return enumStrings([]RawEncoding{RawText, RawBase64}) }
+func (RawEncoding) enumValues() []string {
+	return enumStrings([]RawEncoding{RawText, RawBase64, RawRef})
+}
 
 // Raw is the provider frame an event was mapped from, kept so that no
 // provider detail is ever lost. Frame returns the frame byte for byte.
@@ -85,6 +130,8 @@ func (r Raw) Frame() ([]byte, error) {
 			return nil, fmt.Errorf("raw frame: %w", err)
 		}
 		return b, nil
+	case RawRef:
+		return nil, ErrRawReferenced
 	default:
 		return nil, &FieldError{Field: "raw.encoding", Rule: "must be one of text, base64 or absent", Value: string(r.Encoding)}
 	}
@@ -135,6 +182,12 @@ func (r *Raw) normalize() error {
 		if err := json.Unmarshal(r.Payload, &s); err == nil {
 			r.Payload = mustString(s)
 		}
+	case RawRef:
+		var c bytes.Buffer
+		if err := json.Compact(&c, r.Payload); err != nil {
+			return err
+		}
+		r.Payload = c.Bytes()
 	}
 	return nil
 }

@@ -69,3 +69,26 @@ func TestEncodeNormalizesTime(t *testing.T) {
 	require.True(t, at.Equal(back.CreatedAt))
 	require.Equal(t, "runtime.codex.turn.started", back.Subject())
 }
+
+func TestRawReference(t *testing.T) {
+	t.Parallel()
+
+	ids := IDSpace{Tenant: "t", Provider: ProviderCodex, SessionKey: "k"}
+	r := NewRaw("codex.sdk.thread-event", "", "", []byte(`{"type":"turn.started"}`)).
+		Referenced(RawReference{Bucket: "RAW_OBJECTS", Object: "abc-7", Bytes: 5 << 20, SHA256: "00ff"})
+	_, err := r.Frame()
+	require.ErrorIs(t, err, ErrRawReferenced)
+	e := Event{EventID: ids.Event(1, 0), Tenant: "t", Provider: ProviderCodex, SessionID: ids.IngestSession(), CreatedAt: time.Unix(1, 0), Payload: &TurnStarted{}, Raw: &r}
+	doc, err := Encode(e)
+	require.NoError(t, err)
+	back, err := Decode(doc)
+	require.NoError(t, err)
+	ref, err := back.Raw.Reference()
+	require.NoError(t, err)
+	require.Equal(t, "abc-7", ref.Object)
+
+	bad := r
+	bad.Payload = []byte(`{"bytes":1}`)
+	e.Raw = &bad
+	require.ErrorIs(t, Validate(e), ErrInvalidEvent, "a reference must say where")
+}

@@ -34,7 +34,11 @@ func Validate(e Event) error {
 	}
 	if e.Raw != nil {
 		errs = validateStruct(errs, "raw", reflect.ValueOf(*e.Raw))
-		if _, err := e.Raw.Frame(); err != nil && e.Raw.Encoding.Valid() {
+		if e.Raw.Encoding == RawRef {
+			if ref, err := e.Raw.Reference(); err != nil || (ref.Stream == "") == (ref.Bucket == "") {
+				errs = append(errs, &FieldError{Field: "raw.payload", Rule: "must be a reference to a stream message or an object"})
+			}
+		} else if _, err := e.Raw.Frame(); err != nil && e.Raw.Encoding.Valid() {
 			errs = append(errs, &FieldError{Field: "raw.payload", Rule: "must hold the frame in the stated encoding"})
 		}
 	}
