@@ -1,0 +1,459 @@
+package claudestream
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Dialect is this adapter's dialect name.
+const Dialect = "claude-stream"
+
+// MappingVersion is bumped with every change of what the adapter emits.
+const MappingVersion = "claude-stream/1"
+
+// Raw sources: SDK messages, and the permission flow (can_use_tool and the
+// host's answer to it).
+const (
+	SourceMessage    = "claude.sdk.message"
+	SourcePermission = "claude.sdk.permission"
+)
+
+// Adapter is the claude-stream adapter.
+type Adapter struct{}
+
+// Dialect implements adapter.Adapter.
+func (Adapter) Dialect() string { return Dialect }
+
+// Provider implements adapter.Adapter.
+func (Adapter) Provider() canonical.Provider { return canonical.ProviderClaude }
+
+// MappingVersion implements adapter.Adapter.
+func (Adapter) MappingVersion() string { return MappingVersion }
+
+// Rules implements adapter.Adapter.
+func (Adapter) Rules() adapter.Rules { return rules }
+
+// Kinds implements adapter.Adapter.
+func (Adapter) Kinds(f adapter.Frame) []string {
+	msg, _, ok := f.Unwrap()
+	if !ok {
+		return nil
+	}
+	var h header
+	if json.Unmarshal(msg, &h) != nil || h.Type == "" {
+		return nil
+	}
+	return h.kinds()
+}
+
+// NewSession implements adapter.Adapter.
+func (Adapter) NewSession(p canonical.Provider) adapter.Session {
+	if p == "" {
+		p = canonical.ProviderClaude
+	}
+	return adapter.NewSession(State{Provider: p}, Map)
+}
+
+// State is what the adapter remembers between frames.
+type State struct {
+	// Provider is the provider events are attributed to.
+	Provider canonical.Provider `json:"provider"`
+	// T is the transcript bookkeeping shared with claude-log.
+	T Transcript `json:"t"`
+	// Requests are the CLI's control requests awaiting the host's answer.
+	Requests []Request `json:"requests,omitempty"`
+	// Host are the host's control requests awaiting the CLI's answer
+	// (request_id → subtype).
+	Host map[string]string `json:"host,omitempty"`
+	// Cost and Models are the session's cumulative cost and per-model usage
+	// as the last result reported them: results of a stream-json input
+	// session report both cumulatively, so a turn's share is the
+	// difference.
+	Cost   float64                         `json:"cost,omitempty"`
+	Models map[string]canonical.ModelUsage `json:"models,omitempty"`
+	// Threads lists the Claude sessions thread.started was emitted for.
+	Threads []string `json:"threads,omitempty"`
+}
+
+// Request is an open CLI→host control request.
+type Request struct {
+	ID      string                `json:"id"`
+	Subtype string                `json:"subtype"`
+	Type    canonical.RequestType `json:"type"`
+	Tool    string                `json:"tool,omitempty"`
+}
+
+type header struct {
+	Type     string `json:"type"`
+	Subtype  string `json:"subtype"`
+	IsReplay bool   `json:"isReplay"`
+	Request  *struct {
+		Subtype string `json:"subtype"`
+	} `json:"request"`
+	Response *struct {
+		Subtype  string `json:"subtype"`
+		Response *struct {
+			Behavior string `json:"behavior"`
+		} `json:"response"`
+	} `json:"response"`
+}
+
+func (h header) kinds() []string {
+	switch h.Type {
+	case "system", "result":
+		return []string{h.Type + ":" + h.Subtype}
+	case "user":
+		if h.IsReplay {
+			return []string{"user:replay"}
+		}
+	case "control_request":
+		if h.Request != nil {
+			k := []string{"control_request:" + h.Request.Subtype}
+			if h.Request.Subtype == "can_use_tool" {
+				k = append(k, "canUseTool")
+			}
+			return k
+		}
+	case "control_response":
+		if h.Response != nil {
+			k := []string{"control_response:" + h.Response.Subtype}
+			if r := h.Response.Response; r != nil && (r.Behavior == "allow" || r.Behavior == "deny") {
+				k = append(k, "permission_result:"+r.Behavior)
+			}
+			return k
+		}
+	}
+	return []string{h.Type}
+}
+
+// frame is the union of the members the mapping reads.
+type frame struct {
+	Type            string          `json:"type"`
+	Subtype         string          `json:"subtype"`
+	SessionID       string          `json:"session_id"`
+	UUID            string          `json:"uuid"`
+	Timestamp       string          `json:"timestamp"`
+	ParentToolUseID string          `json:"parent_tool_use_id"`
+	Message         json.RawMessage `json:"message"`
+	Error           json.RawMessage `json:"error"`
+	IsReplay        bool            `json:"isReplay"`
+	ToolUseResult   json.RawMessage `json:"tool_use_result"`
+	Event           json.RawMessage `json:"event"`
+	RequestID       string          `json:"request_id"`
+	Request         json.RawMessage `json:"request"`
+	Response        json.RawMessage `json:"response"`
+}
+
+// Map maps one frame; it is the adapter's pure core.
+func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	msg, dir, ok := f.Unwrap()
+	var fr frame
+	var err error
+	if !ok {
+		err = fmt.Errorf("malformed tap line")
+	} else if err = json.Unmarshal(msg, &fr); err == nil && fr.Type == "" {
+		err = fmt.Errorf("no type member")
+	}
+	if err != nil {
+		return st, adapter.Undecodable(f, st.Provider, MappingVersion, SourceMessage, err), nil
+	}
+	var h header
+	_ = json.Unmarshal(msg, &h) // decoded above as frame; the kind members cannot fail where those did not
+	kinds := h.kinds()
+	source := SourceMessage
+	if contains(kinds, "canUseTool") || strings.HasPrefix(kindAt(kinds, 1), "permission_result:") {
+		source = SourcePermission
+	}
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(source, "", kinds[0], f.Bytes))
+	em.SetTimeRFC3339(fr.Timestamp)
+	st.T.SetSession(fr.SessionID)
+	// Reference types in State are shared with the caller's copy: clone
+	// what this frame may change, so the previous state stays intact.
+	st = st.clone()
+	env := st.T.Envelope(em)
+	switch fr.Type {
+	case "assistant":
+		mapAssistant(em, &st, env, fr)
+	case "user":
+		mapUser(em, &st, env, fr, dir)
+	case "result":
+		mapResult(em, &st, env, msg, fr)
+	case "system":
+		mapSystem(em, &st, env, msg, fr)
+	case "stream_event":
+		mapStreamEvent(em, &st, env, fr)
+	case "control_request", "control_response", "control_cancel_request":
+		mapControl(em, &st, env, fr, dir)
+	case "keep_alive":
+		// Nothing to say: documented as producing no events.
+	case "tool_progress":
+		var p struct {
+			ToolUseID string   `json:"tool_use_id"`
+			ToolName  string   `json:"tool_name"`
+			Elapsed   *float64 `json:"elapsed_time_seconds"`
+		}
+		_ = json.Unmarshal(msg, &p) // optional members
+		e := env
+		if p.ToolUseID != "" && st.T.openTool(p.ToolUseID) >= 0 {
+			e.ItemID, e.ProviderRefs.ProviderItemID = st.T.ToolItemID(em, p.ToolUseID), p.ToolUseID
+		}
+		em.Emit(e, &canonical.ToolProgress{ToolUseID: p.ToolUseID, ToolName: p.ToolName, ElapsedSeconds: nonNegF(p.Elapsed)})
+	case "tool_use_summary":
+		var p struct {
+			Summary string   `json:"summary"`
+			IDs     []string `json:"preceding_tool_use_ids"`
+		}
+		_ = json.Unmarshal(msg, &p) // optional members
+		em.Emit(env, &canonical.ToolSummary{Summary: firstNonEmpty(p.Summary, "(no summary)"), PrecedingToolUseIDs: p.IDs})
+	case "auth_status":
+		var p struct {
+			IsAuthenticating *bool    `json:"isAuthenticating"`
+			Output           []string `json:"output"`
+			Error            string   `json:"error"`
+		}
+		_ = json.Unmarshal(msg, &p) // optional members
+		em.Emit(env, &canonical.AuthStatus{IsAuthenticating: p.IsAuthenticating, Output: p.Output, Error: p.Error})
+	case "rate_limit_event":
+		mapRateLimit(em, env, msg)
+	case "prompt_suggestion":
+		var p struct {
+			Suggestion string `json:"suggestion"`
+		}
+		_ = json.Unmarshal(msg, &p) // optional member
+		em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{"promptSuggestion": mustJSON(p.Suggestion)}})
+	case "conversation_reset":
+		var p struct {
+			New string `json:"new_conversation_id"`
+		}
+		_ = json.Unmarshal(msg, &p) // optional member
+		if st.T.Turn != "" {
+			env = st.T.CloseTurn(em, env, &canonical.TurnCompleted{State: canonical.TurnStateCancelled, ErrorMessage: "conversation reset"})
+		}
+		em.Emit(env, &canonical.ThreadStateChanged{State: canonical.ThreadStateClosed, Detail: msg})
+		if p.New != "" {
+			st.T.Session = p.New
+			env = st.T.Envelope(em)
+			em.Emit(env, &canonical.ThreadStarted{ProviderThreadID: p.New})
+		}
+	case "active_goal":
+		em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{"activeGoal": msg}})
+	default:
+		adapter.Unmapped(em, env, kinds[0])
+	}
+	return st, em.Events(), nil
+}
+
+func kindAt(k []string, i int) string {
+	if i < len(k) {
+		return k[i]
+	}
+	return ""
+}
+
+func (st State) clone() State {
+	t := st.T
+	t.Blocks = cloneMap(t.Blocks)
+	t.Usage = cloneMap(t.Usage)
+	t.Partials = append([]Partial(nil), t.Partials...)
+	t.Tools = append([]Tool(nil), t.Tools...)
+	t.Done = append([]string(nil), t.Done...)
+	t.Plan = append([]PlanTask(nil), t.Plan...)
+	st.T = t
+	st.Requests = append([]Request(nil), st.Requests...)
+	st.Host = cloneMap(st.Host)
+	st.Models = cloneMap(st.Models)
+	st.Threads = append([]string(nil), st.Threads...)
+	return st
+}
+
+func cloneMap[V any](m map[string]V) map[string]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]V, len(m))
+	maps.Copy(out, m)
+	return out
+}
+
+func nonNegF(p *float64) *float64 {
+	if p == nil || *p < 0 || math.IsNaN(*p) || math.IsInf(*p, 0) {
+		return nil
+	}
+	return p
+}
+
+func errorCode(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &o) == nil {
+		return firstNonEmpty(o.Type, o.Message)
+	}
+	return ""
+}
+
+func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, fr frame) {
+	var m Message
+	if err := json.Unmarshal(fr.Message, &m); err != nil {
+		em.Fail(env, canonical.ErrorClassValidation, "assistant message could not be decoded: "+err.Error(), nil)
+		return
+	}
+	code := errorCode(fr.Error)
+	st.T.Assistant(em, env, m, AssistantOptions{Parent: fr.ParentToolUseID, Failed: code != "", ErrorCode: code})
+}
+
+func mapUser(em *adapter.Emitter, st *State, env canonical.Event, fr frame, dir adapter.Direction) {
+	var m Message
+	if err := json.Unmarshal(fr.Message, &m); err != nil {
+		em.Fail(env, canonical.ErrorClassValidation, "user message could not be decoded: "+err.Error(), nil)
+		return
+	}
+	// The host's own prompt (a tap line from the client) starts a turn; so
+	// does a top-level replayed prompt when no turn is open. A message sent
+	// while a turn runs joins it.
+	prompt := st.T.Turn == "" && fr.ParentToolUseID == "" && (dir == adapter.FromClient || fr.IsReplay)
+	st.T.User(em, env, m, UserOptions{UUID: fr.UUID, Parent: fr.ParentToolUseID, Prompt: prompt, ToolUseResult: fr.ToolUseResult})
+}
+
+type result struct {
+	Subtype      string          `json:"subtype"`
+	IsError      bool            `json:"is_error"`
+	Result       string          `json:"result"`
+	Errors       []string        `json:"errors"`
+	StopReason   *string         `json:"stop_reason"`
+	DurationMs   *int64          `json:"duration_ms"`
+	TotalCostUSD *float64        `json:"total_cost_usd"`
+	Usage        json.RawMessage `json:"usage"`
+	ModelUsage   json.RawMessage `json:"modelUsage"`
+	APIError     *int            `json:"api_error_status"`
+}
+
+// mapResult ends the turn. Usage is the turn's (per-turn in stream-json
+// input sessions), total_cost_usd and modelUsage are the session's so far:
+// the turn gets the difference from the previous result.
+func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.RawMessage, fr frame) {
+	var r result
+	if err := json.Unmarshal(msg, &r); err != nil {
+		em.Fail(env, canonical.ErrorClassValidation, "result could not be decoded: "+err.Error(), nil)
+		st.T.CloseTurn(em, env, &canonical.TurnCompleted{State: canonical.TurnStateFailed, ErrorMessage: "undecodable result"})
+		return
+	}
+	p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted, StopReason: r.StopReason, DurationMs: nonNegI(r.DurationMs)}
+	if len(r.Usage) > 0 && string(r.Usage) != "null" {
+		if u, err := canonical.FoldUsage(r.Usage, canonical.AnthropicUsage); err == nil {
+			p.Usage = &u
+		} else {
+			em.Fail(env, canonical.ErrorClassValidation, "result usage could not be read: "+err.Error(), nil)
+		}
+	}
+	if p.Usage == nil && len(st.T.Usage) > 0 {
+		u, _ := st.T.TurnUsage()
+		p.Usage = &u
+	}
+	if models := FoldModelUsage(r.ModelUsage); models != nil {
+		p.ModelUsage = map[string]canonical.ModelUsage{}
+		for _, name := range SortedKeys(models) {
+			cum := models[name]
+			turn := cum
+			if prev, ok := st.Models[name]; ok {
+				turn.TokenUsage = cum.Sub(prev.TokenUsage)
+				if cum.CostUSD != nil && prev.CostUSD != nil && *cum.CostUSD >= *prev.CostUSD {
+					c := roundCost(*cum.CostUSD - *prev.CostUSD)
+					turn.CostUSD = &c
+				}
+				if cum.WebSearchRequests != nil && prev.WebSearchRequests != nil && *cum.WebSearchRequests >= *prev.WebSearchRequests {
+					w := *cum.WebSearchRequests - *prev.WebSearchRequests
+					turn.WebSearchRequests = &w
+				}
+			}
+			p.ModelUsage[name] = turn
+		}
+		st.Models = models
+	}
+	if c := nonNegF(r.TotalCostUSD); c != nil {
+		turn := *c
+		if turn >= st.Cost {
+			turn = roundCost(turn - st.Cost)
+		}
+		p.TotalCostUSD = &turn
+		st.Cost = *c
+	}
+	if r.Subtype != "success" || r.IsError {
+		msgText := firstNonEmpty(strings.Join(r.Errors, "; "), r.Result, "turn failed: "+r.Subtype)
+		class := canonical.ErrorClassProvider
+		if r.APIError != nil && (*r.APIError == 401 || *r.APIError == 403) {
+			class = canonical.ErrorClassPermission
+		}
+		em.Fail(env, class, msgText, map[string]any{"subtype": r.Subtype, "errors": r.Errors, "apiErrorStatus": r.APIError})
+		p.State, p.ErrorMessage = canonical.TurnStateFailed, msgText
+	}
+	st.T.CloseTurn(em, env, p)
+}
+
+func roundCost(c float64) float64 { return math.Round(c*1e9) / 1e9 }
+
+func nonNegI(p *int64) *int64 {
+	if p == nil || *p < 0 {
+		return nil
+	}
+	return p
+}
+
+func mapRateLimit(em *adapter.Emitter, env canonical.Event, msg json.RawMessage) {
+	var p struct {
+		Info json.RawMessage `json:"rate_limit_info"`
+	}
+	_ = json.Unmarshal(msg, &p) // checked below
+	var info struct {
+		Status        string   `json:"status"`
+		ResetsAt      *float64 `json:"resetsAt"`
+		RateLimitType string   `json:"rateLimitType"`
+		Utilization   *float64 `json:"utilization"`
+		OverageStatus string   `json:"overageStatus"`
+		OverageResets *float64 `json:"overageResetsAt"`
+	}
+	if len(p.Info) == 0 || json.Unmarshal(p.Info, &info) != nil {
+		p.Info = json.RawMessage(`{}`)
+	}
+	w := canonical.RateLimitWindow{Name: firstNonEmpty(info.RateLimitType, "unknown"), Status: info.Status, ResetsAt: epoch(info.ResetsAt)}
+	if m := windowMinutes[info.RateLimitType]; m > 0 {
+		w.WindowMinutes = &m
+	}
+	if u := nonNegF(info.Utilization); u != nil {
+		// utilization is a fraction (0..1) in the SDK; canonical is percent.
+		pct := *u
+		if pct <= 1 {
+			pct *= 100
+		}
+		w.UsedPercent = &pct
+	}
+	out := &canonical.AccountRateLimitsUpdated{RateLimits: p.Info, Windows: []canonical.RateLimitWindow{w}}
+	if info.OverageStatus != "" {
+		out.Windows = append(out.Windows, canonical.RateLimitWindow{Name: "overage", Status: info.OverageStatus, ResetsAt: epoch(info.OverageResets)})
+	}
+	em.Emit(env, out)
+}
+
+// windowMinutes are the lengths of the SDK's rate-limit windows.
+var windowMinutes = map[string]int64{"five_hour": 300, "seven_day": 10080, "seven_day_opus": 10080, "seven_day_sonnet": 10080, "seven_day_overage_included": 10080}
+
+// epoch reads resetsAt, which the SDK gives in Unix seconds.
+func epoch(s *float64) *time.Time {
+	if s == nil || *s <= 0 || *s > 1e11 || math.IsNaN(*s) {
+		return nil
+	}
+	t := time.Unix(int64(*s), 0).UTC()
+	return &t
+}

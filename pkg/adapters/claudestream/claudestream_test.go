@@ -1,0 +1,419 @@
+package claudestream_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/adaptertest"
+	"github.com/agentwire/agentwire/pkg/adapters/claudestream"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// recordings are the project's own recordings of Claude Code; corpus are
+// public transcripts checked out next to the project (skipped when absent).
+var (
+	recordings = []string{
+		filepath.Join("..", "..", "..", "testdata", "recordings", "claude-stream", "*.jsonl"),
+		filepath.Join("..", "..", "..", "testdata", "recordings", "claude-stream-partial", "*.jsonl"),
+		filepath.Join("..", "..", "..", "testdata", "recordings", "claude-control", "*.jsonl"),
+	}
+	corpus = filepath.Join("..", "..", "..", "..", "shared", "corpus", "claude-stream", "*.jsonl")
+)
+
+// silent says which frames map to no events: keep-alives and message_stop.
+func silent(frame []byte) bool {
+	s := string(frame)
+	return strings.Contains(s, `"type":"keep_alive"`) || strings.Contains(s, `"type":"message_stop"`)
+}
+
+func TestInventory(t *testing.T) {
+	t.Parallel()
+	adaptertest.Inventory(t, claudestream.Adapter{}, "testdata/inventory.tsv", "testdata/inventory.jsonl")
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	adaptertest.Golden(t, claudestream.Adapter{}, "testdata/inventory.jsonl", "testdata/golden")
+	// Golden file names carry the recording set, since scenarios repeat
+	// across sets.
+	for _, glob := range append(recordings, corpus) {
+		set := filepath.Base(filepath.Dir(glob))
+		if glob == corpus {
+			set = "corpus"
+		}
+		dir := filepath.Join("testdata", "golden", set)
+		if m, _ := filepath.Glob(glob); len(m) == 0 {
+			continue
+		}
+		adaptertest.Golden(t, claudestream.Adapter{}, glob, dir)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	inputs := adaptertest.Inputs(t, "testdata/inventory.jsonl", false)
+	for _, g := range recordings {
+		inputs = append(inputs, adaptertest.Inputs(t, g, false)...)
+	}
+	// Corpus files are excerpts: runs cut off without a result.
+	inputs = append(inputs, adaptertest.Inputs(t, corpus, true)...)
+	adaptertest.Run(t, claudestream.Adapter{}, inputs, adaptertest.Features{Silent: silent})
+}
+
+func mapLines(t *testing.T, lines ...string) []canonical.Event {
+	t.Helper()
+	raw := make([][]byte, len(lines))
+	for i, l := range lines {
+		raw[i] = []byte(l)
+	}
+	var out []canonical.Event
+	for _, evs := range adaptertest.MapAll(t, claudestream.Adapter{}, adaptertest.Frames(claudestream.Dialect, "t", raw)) {
+		out = append(out, evs...)
+	}
+	return out
+}
+
+func types(evs []canonical.Event) []canonical.Kind {
+	out := make([]canonical.Kind, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type()
+	}
+	return out
+}
+
+func ofType[P canonical.Payload](evs []canonical.Event) []P {
+	var out []P
+	for _, e := range evs {
+		if p, ok := e.Payload.(P); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+const (
+	initLine   = `{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5","tools":[],"uuid":"i"}`
+	resultLine = `{"type":"result","subtype":"success","is_error":false,"result":"ok","stop_reason":"end_turn","session_id":"s1","total_cost_usd":0.01,"usage":{"input_tokens":10,"cache_read_input_tokens":20,"cache_creation_input_tokens":30,"output_tokens":5},"modelUsage":{"m":{"inputTokens":10,"outputTokens":5,"cacheReadInputTokens":20,"cacheCreationInputTokens":30,"costUSD":0.01}},"uuid":"r"}`
+)
+
+func assistant(msgID, content string) string {
+	return `{"type":"assistant","message":{"id":"` + msgID + `","model":"m","role":"assistant","content":[` + content + `],"usage":{"input_tokens":1,"output_tokens":1}},"parent_tool_use_id":null,"session_id":"s1","uuid":"a-` + msgID + `"}`
+}
+
+func partial(event string) string {
+	return `{"type":"stream_event","event":` + event + `,"session_id":"s1","parent_tool_use_id":null,"uuid":"p"}`
+}
+
+func TestMap(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		name     string
+		given    []string
+		expected []canonical.Kind
+		check    func(t *testing.T, evs []canonical.Event)
+	}{
+		{
+			name: "turns: a client prompt opens a turn, the result closes it; two turns get distinct derived ids",
+			given: []string{
+				`{"dir":"client","msg":{"type":"user","message":{"role":"user","content":"one"},"parent_tool_use_id":null,"session_id":""}}`,
+				initLine, assistant("m1", `{"type":"text","text":"A"}`), resultLine,
+				`{"dir":"client","msg":{"type":"user","message":{"role":"user","content":"two"},"parent_tool_use_id":null,"session_id":"s1"}}`,
+				assistant("m2", `{"type":"text","text":"B"}`), resultLine,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var turns []string
+				for _, e := range evs {
+					if e.Type() == canonical.KindTurnStarted {
+						turns = append(turns, e.TurnID)
+					}
+				}
+				require.Len(t, turns, 2)
+				require.NotEqual(t, turns[0], turns[1])
+				for _, e := range evs {
+					if e.Type() == canonical.KindTurnCompleted {
+						require.Contains(t, turns, e.TurnID)
+					}
+				}
+			},
+		},
+		{
+			name:     "-p does not echo the prompt: the first assistant frame opens the turn",
+			given:    []string{initLine, assistant("m1", `{"type":"text","text":"hi"}`), resultLine},
+			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, "claude-sonnet-4-5", evs[2].Payload.(*canonical.TurnStarted).Model)
+				done := evs[5].Payload.(*canonical.TurnCompleted)
+				require.Equal(t, canonical.TokenUsage{InputTokens: 10, CachedInputTokens: 20, CacheWriteInputTokens: 30, OutputTokens: 5}, *done.Usage, "cache reads and writes fold into their own buckets")
+				require.Equal(t, "end_turn", *done.StopReason)
+				require.InDelta(t, 0.01, *done.TotalCostUSD, 1e-12)
+				require.Equal(t, int64(20), done.ModelUsage["m"].CachedInputTokens)
+				require.Equal(t, "s1", evs[0].ProviderRefs.ProviderThreadID)
+				require.NotEqual(t, "s1", evs[0].ThreadID)
+			},
+		},
+		{
+			name: "partials then the full message: no doubled text, the same item id",
+			given: []string{
+				initLine,
+				partial(`{"type":"message_start","message":{"id":"m1","model":"m","usage":{"input_tokens":1,"output_tokens":1}}}`),
+				partial(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
+				partial(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`),
+				partial(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"lo"}}`),
+				assistant("m1", `{"type":"text","text":"Hello"}`),
+				partial(`{"type":"content_block_stop","index":0}`),
+				partial(`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"tu1","name":"Bash","input":{}}}`),
+				partial(`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"command\":\"ls\"}"}}`),
+				assistant("m1", `{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"ls"}}`),
+				partial(`{"type":"content_block_stop","index":1}`),
+				partial(`{"type":"message_stop"}`),
+				`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"a.go","is_error":false}]},"parent_tool_use_id":null,"session_id":"s1"}`,
+				resultLine,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var text string
+				for _, d := range ofType[*canonical.ContentDelta](evs) {
+					if d.StreamKind == canonical.StreamAssistantText {
+						text += d.Delta
+					}
+				}
+				require.Equal(t, "Hello", text, "deltas carry the text once")
+				var textItem, toolItem string
+				for _, e := range evs {
+					switch p := e.Payload.(type) { //nolint:gochecksumtype // only item lifecycles matter here
+					case *canonical.ItemStarted:
+						if p.ItemType == canonical.ItemTypeAssistantMessage {
+							require.Empty(t, textItem, "the full message does not start the item again")
+							textItem = e.ItemID
+						} else {
+							toolItem = e.ItemID
+						}
+					case *canonical.ItemCompleted:
+						if p.ItemType == canonical.ItemTypeAssistantMessage {
+							require.Equal(t, textItem, e.ItemID)
+							require.Equal(t, "Hello", p.Content[canonical.StreamAssistantText])
+						} else {
+							require.Equal(t, toolItem, e.ItemID)
+							require.Equal(t, canonical.ItemTypeCommandExecution, p.ItemType)
+							require.Equal(t, "ls", p.Command)
+							require.Equal(t, "a.go", p.Content[canonical.StreamCommandOutput])
+						}
+					}
+				}
+				// Non-partial mapping of the same message gives the same item ids.
+				plain := mapLines(t, initLine, assistant("m1", `{"type":"text","text":"Hello"}`), assistant("m1", `{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"ls"}}`))
+				require.Equal(t, textItem, plain[3].ItemID)
+				require.Equal(t, toolItem, plain[5].ItemID)
+			},
+		},
+		{
+			name: "tool classification",
+			given: []string{
+				initLine,
+				assistant("m1", `{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}},{"type":"tool_use","id":"t2","name":"Edit","input":{"file_path":"/a.go"}},{"type":"tool_use","id":"t3","name":"Write","input":{"file_path":"/b.go"}},{"type":"tool_use","id":"t4","name":"MultiEdit","input":{"file_path":"/c.go"}},{"type":"tool_use","id":"t5","name":"NotebookEdit","input":{"notebook_path":"/n.ipynb"}},{"type":"tool_use","id":"t6","name":"mcp__github__create_issue","input":{}},{"type":"tool_use","id":"t7","name":"WebSearch","input":{"query":"go"}},{"type":"tool_use","id":"t8","name":"WebFetch","input":{"url":"https://go.dev"}},{"type":"tool_use","id":"t9","name":"Task","input":{"description":"explore"}},{"type":"tool_use","id":"t10","name":"Agent","input":{}},{"type":"tool_use","id":"t11","name":"Read","input":{"file_path":"/a.go"}},{"type":"tool_use","id":"t12","name":"Grep","input":{}}`),
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var got []canonical.ItemType
+				for _, s := range ofType[*canonical.ItemStarted](evs) {
+					got = append(got, s.ItemType)
+				}
+				require.Equal(t, []canonical.ItemType{
+					canonical.ItemTypeCommandExecution, canonical.ItemTypeFileChange, canonical.ItemTypeFileChange, canonical.ItemTypeFileChange, canonical.ItemTypeFileChange,
+					canonical.ItemTypeMCPToolCall, canonical.ItemTypeWebSearch, canonical.ItemTypeWebSearch, canonical.ItemTypeCollabAgentToolCall, canonical.ItemTypeCollabAgentToolCall,
+					canonical.ItemTypeDynamicToolCall, canonical.ItemTypeDynamicToolCall,
+				}, got)
+				starts := ofType[*canonical.ItemStarted](evs)
+				require.Equal(t, []string{"/n.ipynb"}, starts[4].Files)
+				require.Equal(t, "github/create_issue", starts[5].Title)
+			},
+		},
+		{
+			name: "plans: TodoWrite sends the list, TaskCreate/TaskUpdate build it",
+			given: []string{
+				initLine,
+				assistant("m1", `{"type":"tool_use","id":"t1","name":"TodoWrite","input":{"todos":[{"content":"a","status":"completed"},{"content":"b","status":"in_progress"}]}}`),
+				assistant("m2", `{"type":"tool_use","id":"t2","name":"TaskCreate","input":{"subject":"x"}},{"type":"tool_use","id":"t3","name":"TaskCreate","input":{"subject":"y"}},{"type":"tool_use","id":"t4","name":"TaskUpdate","input":{"taskId":"1","status":"completed"}}`),
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				plans := ofType[*canonical.TurnPlanUpdated](evs)
+				require.Len(t, plans, 4)
+				require.Equal(t, []canonical.PlanStep{{Step: "a", Status: canonical.PlanStepCompleted}, {Step: "b", Status: canonical.PlanStepInProgress}}, plans[0].Plan)
+				require.Equal(t, []canonical.PlanStep{{Step: "x", Status: canonical.PlanStepCompleted}, {Step: "y", Status: canonical.PlanStepPending}}, plans[3].Plan)
+				require.Equal(t, canonical.ItemTypePlan, ofType[*canonical.ItemStarted](evs)[0].ItemType)
+			},
+		},
+		{
+			name: "a failed tool_result fails its item; sub-agent output names its parent",
+			given: []string{
+				initLine,
+				assistant("m1", `{"type":"tool_use","id":"task1","name":"Task","input":{"description":"d"}}`),
+				`{"type":"assistant","message":{"id":"m2","model":"m","content":[{"type":"tool_use","id":"b1","name":"Bash","input":{"command":"false"}}],"usage":{}},"parent_tool_use_id":"task1","session_id":"s1"}`,
+				`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"b1","content":"exit 1","is_error":true}]},"parent_tool_use_id":"task1","session_id":"s1"}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				starts := ofType[*canonical.ItemStarted](evs)
+				done := ofType[*canonical.ItemCompleted](evs)
+				require.Equal(t, canonical.ItemStatusFailed, done[0].Status)
+				var taskItem string
+				for _, e := range evs {
+					if s, ok := e.Payload.(*canonical.ItemStarted); ok && s.ItemType == canonical.ItemTypeCollabAgentToolCall {
+						taskItem = e.ItemID
+					}
+				}
+				require.Equal(t, taskItem, starts[1].ParentItemID)
+				require.Equal(t, taskItem, done[0].ParentItemID)
+			},
+		},
+		{
+			name:     "result error subtypes and API errors: runtime.error + turn.completed{failed}",
+			given:    []string{initLine, `{"type":"result","subtype":"error_max_turns","is_error":true,"errors":["max turns"],"session_id":"s1","usage":{"input_tokens":1,"output_tokens":1},"total_cost_usd":0}`, `{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"result":"API Error: 500","session_id":"s1","usage":{"input_tokens":0,"output_tokens":0},"total_cost_usd":0}`},
+			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindRuntimeError, canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated, canonical.KindRuntimeError, canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, canonical.TurnStateFailed, evs[4].Payload.(*canonical.TurnCompleted).State)
+				require.Equal(t, "max turns", evs[4].Payload.(*canonical.TurnCompleted).ErrorMessage)
+				require.Equal(t, canonical.TurnStateFailed, evs[8].Payload.(*canonical.TurnCompleted).State)
+				require.NotEqual(t, evs[3].TurnID, evs[7].TurnID)
+			},
+		},
+		{
+			name: "cumulative cost and modelUsage become per-turn shares",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"a"}`),
+				`{"type":"result","subtype":"success","session_id":"s1","total_cost_usd":0.01,"usage":{"input_tokens":100,"output_tokens":3},"modelUsage":{"m":{"inputTokens":100,"outputTokens":3,"costUSD":0.01}}}`,
+				assistant("m2", `{"type":"text","text":"b"}`),
+				`{"type":"result","subtype":"success","session_id":"s1","total_cost_usd":0.03,"usage":{"input_tokens":200,"output_tokens":8},"modelUsage":{"m":{"inputTokens":300,"outputTokens":11,"costUSD":0.03}}}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				done := ofType[*canonical.TurnCompleted](evs)
+				require.InDelta(t, 0.02, *done[1].TotalCostUSD, 1e-12)
+				require.Equal(t, int64(200), done[1].ModelUsage["m"].InputTokens)
+				require.Equal(t, int64(8), done[1].ModelUsage["m"].OutputTokens)
+				totals := ofType[*canonical.ThreadTokenUsageUpdated](evs)
+				require.Equal(t, int64(300), totals[1].Usage.InputTokens)
+			},
+		},
+		{
+			name: "permission prompt: can_use_tool opens, the host's answer resolves, correlated by request_id",
+			given: []string{
+				initLine, assistant("m1", `{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"touch x"}}`),
+				`{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"touch x"},"tool_use_id":"tu1"}}`,
+				`{"dir":"client","msg":{"type":"control_response","response":{"subtype":"success","request_id":"r1","response":{"behavior":"deny","message":"no"}}}}`,
+				`{"type":"control_request","request_id":"r2","request":{"subtype":"can_use_tool","tool_name":"Edit","input":{"file_path":"/a"},"tool_use_id":"tu2"}}`,
+				`{"type":"control_cancel_request","request_id":"r2"}`,
+				`{"type":"control_request","request_id":"r3","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"/a"},"tool_use_id":"tu3"}}`,
+				`{"type":"control_response","response":{"subtype":"success","request_id":"r3","response":{"behavior":"allow","updatedInput":{}}}}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var opened, resolved []canonical.Event
+				for _, e := range evs {
+					switch e.Type() { //nolint:exhaustive // only requests matter here
+					case canonical.KindRequestOpened:
+						opened = append(opened, e)
+					case canonical.KindRequestResolved:
+						resolved = append(resolved, e)
+					}
+				}
+				require.Len(t, opened, 3)
+				require.Len(t, resolved, 3)
+				require.Equal(t, canonical.RequestTypeCommandExecutionApproval, opened[0].Payload.(*canonical.RequestOpened).RequestType)
+				require.Equal(t, "touch x", opened[0].Payload.(*canonical.RequestOpened).Detail)
+				require.Equal(t, canonical.RequestTypeFileChangeApproval, opened[1].Payload.(*canonical.RequestOpened).RequestType)
+				require.Equal(t, opened[0].RequestID, resolved[0].RequestID)
+				require.Equal(t, "deny", resolved[0].Payload.(*canonical.RequestResolved).Decision)
+				require.Equal(t, "cancelled", resolved[1].Payload.(*canonical.RequestResolved).Decision)
+				require.Equal(t, "allow", resolved[2].Payload.(*canonical.RequestResolved).Decision, "a bare control_response answering an open request is the host's")
+				require.Equal(t, opened[0].ItemID, evs[3].ItemID, "the request names the tool call it is for")
+				require.Equal(t, "claude.sdk.permission", opened[0].Raw.Source)
+			},
+		},
+		{
+			name:     "rate_limit_event is a rate-limit observation with its window",
+			given:    []string{`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1785412800,"rateLimitType":"seven_day","utilization":0.5},"uuid":"u","session_id":"s1"}`},
+			expected: []canonical.Kind{canonical.KindAccountRateLimitsUpdated},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				w := evs[0].Payload.(*canonical.AccountRateLimitsUpdated).Windows[0]
+				require.Equal(t, "seven_day", w.Name)
+				require.Equal(t, "rejected", w.Status)
+				require.InDelta(t, 50.0, *w.UsedPercent, 1e-9)
+				require.Equal(t, int64(10080), *w.WindowMinutes)
+				require.Equal(t, int64(1785412800), w.ResetsAt.Unix())
+			},
+		},
+		{
+			name:     "bad input is kept, not dropped",
+			given:    []string{`{"type":"assistant"`, `{"type":"frobnicate"}`, `{"dir":"sideways","msg":{}}`, `{"type":"system","subtype":"brand_new"}`},
+			expected: []canonical.Kind{canonical.KindRuntimeError, canonical.KindRuntimeWarning, canonical.KindRuntimeError, canonical.KindRuntimeWarning},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			evs := mapLines(t, tt.given...)
+			if tt.expected != nil {
+				require.Equal(t, tt.expected, types(evs))
+			}
+			for _, e := range evs {
+				require.NoError(t, canonical.Validate(e))
+			}
+			if tt.check != nil {
+				tt.check(t, evs)
+			}
+		})
+	}
+}
+
+// FuzzMap maps arbitrary frames: never a panic, every event validates and
+// round-trips through its JSON document.
+func FuzzMap(f *testing.F) {
+	lines := adaptertest.ReadLines(f, "testdata/inventory.jsonl")
+	for i, l := range lines {
+		f.Add(l, lines[(i+1)%len(lines)])
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		s := claudestream.Adapter{}.NewSession("")
+		for i, frame := range [][]byte{a, b} {
+			evs, err := s.Map(adaptertest.Frames(claudestream.Dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) == 0 && !silent(frame) {
+				t.Fatalf("frame %q mapped to nothing", frame)
+			}
+			for _, e := range evs {
+				if err := canonical.Validate(e); err != nil {
+					t.Fatalf("invalid %s: %v", e.Type(), err)
+				}
+				doc, err := canonical.Encode(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := canonical.Decode(doc); err != nil {
+					t.Fatalf("does not round-trip: %v", err)
+				}
+			}
+		}
+	})
+}
+
+func BenchmarkMap(b *testing.B) {
+	var lines [][]byte
+	for _, g := range recordings {
+		for _, in := range adaptertest.Inputs(b, g, false) {
+			lines = append(lines, in.Frames...)
+		}
+	}
+	adaptertest.Bench(b, claudestream.Adapter{}, lines)
+}
