@@ -52,6 +52,12 @@ func Exec(ctx context.Context, name string, run RunFunc, args []string, stdout, 
 	if err == nil {
 		return ExitOK
 	}
+	// A command run on the user's behalf (ingest exec) has said what went
+	// wrong; exit with its code.
+	var coded *exitCodeError
+	if errors.As(err, &coded) {
+		return coded.code
+	}
 	// Nothing is left to tell if stderr itself is broken.
 	_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	if errors.Is(err, ErrUsage) {

@@ -1,5 +1,47 @@
-// Package ingest is the ingest service: it reads agent frames from files, standard input, spawned agent processes and live taps, and publishes them unchanged to the RAW stream.
+// Package ingest reads agent frames from their sources (files, standard
+// input, spawned agent processes) and publishes them unchanged to the RAW
+// stream, each with its ingest session key and a gapless ordinal.
 //
-// The service arrives with the pipeline; until then Run says so and fails,
-// so that nothing is mistaken for a working stage.
+// A frame is one line without its newline; lines that hold only white
+// space are not frames (as in `agentwire map`, so both number frames
+// alike). Lines may be of any length and hold any bytes: broken JSON,
+// invalid UTF-8 and 5 MB lines are published as they are (frames larger
+// than a message go to the RAW_OBJECTS object store), and the normalizer
+// turns them into error events.
+//
+// Session keys (they decide event ids, so they must be stable):
+//
+//	file   "file:" + the absolute path of the file (slashes)
+//	stdin  "stdin:" + the start time, RFC 3339 with nanoseconds, UTC (unless --session)
+//	exec   "exec:" + the command's base name + ":" + the start time, as for stdin (unless --session)
+//
+// Re-ingesting a file publishes the same message ids: JetStream drops them
+// within its duplicate window, and the normalizer skips ordinals it has
+// already mapped after that, so ingesting twice never duplicates events.
+//
+// # Diagnostic frames of exec
+//
+// `ingest exec` adds frames of its own to the command's session, in the
+// command's dialect, told apart from provider frames by an "agentwire"
+// member that no provider uses:
+//
+//	{"agentwire":"stderr","line":"…"}          one per line of standard error
+//	{"agentwire":"stderr","lineBase64":"…"}    the same, when the line is not valid UTF-8
+//	{"agentwire":"exit","code":N}              the last frame: the exit status
+//	{"agentwire":"exit","code":143,"signal":"SIGTERM"}   killed by a signal: 128+n and its name
+//	{"agentwire":"exit","code":-1,"error":"…"}           the status could not be read
+//
+// Adapters map a stderr frame to runtime.warning (a diagnostic, raw kept)
+// and the exit frame to nothing or, for a non-zero code, to a
+// runtime.error; both are keyed by the session and the frame's ordinal
+// like any other frame. Stdout and stderr lines get ordinals in the order
+// ingest read them (one publisher goroutine), so their relative order is
+// as close to the command's as two pipes allow.
+//
+// # Default log locations
+//
+// `ingest file` without a PATH reads the agent CLIs' own logs, when they
+// exist: ~/.claude/projects (claude-log), $CODEX_HOME/sessions or
+// ~/.codex/sessions (codex-rollout) and ~/.gemini/tmp (sniffed; see
+// DefaultLocations for what Gemini CLI keeps there).
 package ingest

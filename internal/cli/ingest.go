@@ -1,0 +1,361 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/ingest"
+	"github.com/agentwire/agentwire/pkg/adapters"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Ingest runs the `ingest` command tree as a program of its own (cmd/ingest):
+// `ingest file x.jsonl` is `agentwire ingest file x.jsonl`.
+func Ingest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newIngestCommand() //nolint:contextcheck // cobra hands ctx to every command through ExecuteContext
+	root.SilenceUsage = true
+	root.SilenceErrors = true
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return Usagef("%v (see `%s --help`)", err, cmd.CommandPath())
+	})
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	var ue *usageError
+	if err != nil && !errors.As(err, &ue) && isCobraUsageError(err) {
+		return Usagef("%v (see `ingest --help`)", err)
+	}
+	return err
+}
+
+// exitCodeError makes the process exit with a command's exit code, without
+// a message (the command has said what went wrong).
+type exitCodeError struct{ code int }
+
+func (e *exitCodeError) Error() string {
+	return fmt.Sprintf("the command exited with status %d", e.code)
+}
+
+// ExitCode is the code to exit with.
+func (e *exitCodeError) ExitCode() int { return e.code }
+
+// ingestFlags are the flags every ingest subcommand shares.
+type ingestFlags struct {
+	natsURL, tenant, dialect, provider, session string
+}
+
+func newIngestCommand() *cobra.Command {
+	var f ingestFlags
+	cmd := &cobra.Command{
+		Use:   "ingest",
+		Short: "Publish agent frames (files, stdin, a spawned agent) to the RAW stream",
+		Long: `Read the frames AI coding agents emit, one per line, and publish them unchanged to the
+RAW stream of NATS JetStream, each with its tenant, dialect, session key, ordinal and receive
+time. Bad frames (broken JSON, invalid UTF-8, huge lines) are published as they are; the
+normalizer turns them into error events.
+
+Session keys: file "file:<absolute path>", stdin "stdin:<start time>", exec
+"exec:<command>:<start time>", unless --session names the session of a single input.
+Ingesting the same file twice stores nothing new (JetStream's duplicate window).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return Usagef("ingest: give a source: file, stdin or exec (see `%s --help`)", cmd.CommandPath())
+		},
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.natsURL, "nats-url", bus.DefaultURL, "NATS server to publish to")
+	pf.StringVar(&f.tenant, "tenant", "default", "tenant the frames belong to")
+	pf.StringVar(&f.dialect, "dialect", "", "dialect of the frames: auto (sniff) or one of "+strings.Join(adapters.KnownDialects(), ", "))
+	pf.StringVar(&f.provider, "provider", "", "attribute the frames to this provider instead of the dialect's")
+	pf.StringVar(&f.session, "session", "", "session key of a single input (default: derived from the source)")
+	cmd.AddCommand(newIngestFileCommand(&f), newIngestStdinCommand(&f), newIngestExecCommand(&f))
+	return cmd
+}
+
+// checkDialect validates --dialect; "" stays "" (the caller's default).
+func checkDialect(log *slog.Logger, name, dialect string, autoOK bool) error {
+	switch {
+	case dialect == "":
+		return nil
+	case dialect == ingest.AutoDialect:
+		if !autoOK {
+			return Usagef("%s: --dialect auto cannot sniff a command's output; name its dialect (one of %s)", name, strings.Join(adapters.KnownDialects(), ", "))
+		}
+		return nil
+	case !adapters.IsKnownDialect(dialect):
+		return Usagef("%s: --dialect: unknown dialect %q (known: auto, %s)", name, dialect, strings.Join(adapters.KnownDialects(), ", "))
+	}
+	if _, err := adapters.Lookup(dialect); err != nil {
+		log.Warn("no adapter for this dialect in this build: frames are kept in RAW and normalized once one is registered", "dialect", dialect)
+	}
+	return nil
+}
+
+// ingestEnv is what every ingest subcommand needs once its flags are valid.
+type ingestEnv struct {
+	log *slog.Logger
+	in  *ingest.Ingester
+	nc  interface{ Close() }
+}
+
+func (f *ingestFlags) validate(log *slog.Logger, name string, autoOK bool) (canonical.Provider, error) {
+	if err := canonical.ValidateTenant(f.tenant); err != nil {
+		return "", Usagef("%s: --tenant: %v", name, err)
+	}
+	var p canonical.Provider
+	if f.provider != "" {
+		var err error
+		if p, err = canonical.ParseProvider(f.provider); err != nil {
+			return "", Usagef("%s: --provider: %v", name, err)
+		}
+	}
+	return p, checkDialect(log, name, f.dialect, autoOK)
+}
+
+// connect connects to NATS, applies the layout and returns an ingester.
+func (f *ingestFlags) connect(ctx context.Context, log *slog.Logger, p canonical.Provider) (*ingestEnv, error) {
+	nc, js, err := bus.Connect(ctx, f.natsURL, "agentwire-ingest", log)
+	if err != nil {
+		return nil, err
+	}
+	layout, err := bus.Ensure(ctx, js, bus.Config{})
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("apply the JetStream layout: %w", err)
+	}
+	pub, err := ingest.NewPublisher(layout, f.tenant, log)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return &ingestEnv{log: log, in: &ingest.Ingester{Pub: pub, Log: log, Provider: p}, nc: nc}, nil
+}
+
+func ingestLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func newIngestFileCommand(f *ingestFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "file [PATH ...]",
+		Short: "Ingest session files and directories (default: the agent CLIs' own logs)",
+		Long: `Ingest files, each one session keyed "file:<absolute path>". A directory is walked
+recursively for *.jsonl, *.json and *.ndjson files. The dialect of each file is --dialect,
+or sniffed from its first lines (the default, auto); a file whose dialect cannot be told is
+skipped with a warning.
+
+Without PATH, the default log locations that exist are read: ~/.claude/projects
+(claude-log), $CODEX_HOME/sessions or ~/.codex/sessions (codex-rollout) and ~/.gemini/tmp
+(sniffed: Gemini CLI keeps whole-JSON chat files there, which are skipped).`,
+		Example: `  agentwire ingest file testdata/recordings
+  agentwire ingest file --dialect codex-exec run.jsonl
+  agentwire ingest file        # ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp`,
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			ctx := cmd.Context()
+			stderr := cmd.ErrOrStderr()
+			log := ingestLogger(stderr)
+			p, err := f.validate(log, "ingest file", true)
+			if err != nil {
+				return err
+			}
+			dialect := f.dialect
+			if dialect == "" {
+				dialect = ingest.AutoDialect
+			}
+			var inputs []ingest.Input
+			if len(paths) == 0 {
+				if inputs, err = defaultInputs(log, dialect, cmd.Flags().Changed("dialect")); err != nil {
+					return err
+				}
+			} else if inputs, err = ingest.Discover(paths, dialect); err != nil {
+				if errors.Is(err, ingest.ErrNoInput) {
+					return Usagef("ingest file: %v", err)
+				}
+				return fmt.Errorf("ingest file: %w", err)
+			}
+			if f.session != "" && len(inputs) != 1 {
+				return Usagef("ingest file: --session names one session; give one file (got %d)", len(inputs))
+			}
+			if len(inputs) == 0 {
+				log.Warn("no files to ingest", "paths", paths)
+			}
+			env, err := f.connect(ctx, log, p)
+			if err != nil {
+				return fmt.Errorf("ingest file: %w", err)
+			}
+			defer env.nc.Close()
+			opts := ingest.FileOptions{SessionKey: f.session, Progress: ingest.LogProgress()}
+			if isTerminal(stderr) {
+				opts.Progress = ingest.BarProgress(stderr)
+			}
+			sum, err := env.in.Files(ctx, inputs, opts)
+			if _, perr := fmt.Fprintln(cmd.OutOrStdout(), sum); perr != nil && err == nil {
+				err = perr
+			}
+			if err != nil {
+				return fmt.Errorf("ingest file: %w", err)
+			}
+			return nil
+		},
+	}
+}
+
+// defaultInputs finds the files of the default log locations.
+func defaultInputs(log *slog.Logger, dialect string, override bool) ([]ingest.Input, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, Usagef("ingest file: no PATH and no home directory to find the agents' logs in: %v", err)
+	}
+	all := ingest.DefaultLocations(home, os.Getenv("CODEX_HOME"))
+	locs := ingest.ExistingLocations(all)
+	if len(locs) == 0 {
+		dirs := make([]string, len(all))
+		for i, l := range all {
+			dirs[i] = l.Dir
+		}
+		return nil, Usagef("ingest file: no PATH given and no default log location exists (%s)", strings.Join(dirs, ", "))
+	}
+	var inputs []ingest.Input
+	for _, l := range locs {
+		d := l.Dialect
+		if override {
+			d = dialect
+		}
+		found, err := ingest.Discover([]string{l.Dir}, d)
+		if err != nil {
+			return nil, fmt.Errorf("ingest file: %w", err)
+		}
+		log.Info("reading the default log location", "agent", l.Agent, "dir", l.Dir, "dialect", d, "files", len(found))
+		inputs = append(inputs, found...)
+	}
+	return inputs, nil
+}
+
+func newIngestStdinCommand(f *ingestFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stdin",
+		Short: "Ingest standard input as one session",
+		Long: `Ingest the lines of standard input as one session, keyed "stdin:<start time>" unless
+--session names it. Without --dialect (or with auto) the dialect is sniffed from the first
+frame.`,
+		Example: `  codex exec --json "fix the test" | agentwire ingest stdin --dialect codex-exec`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			log := ingestLogger(cmd.ErrOrStderr())
+			p, err := f.validate(log, "ingest stdin", true)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			key := f.session
+			if key == "" {
+				key = ingest.StdinSessionKey(start)
+			}
+			env, err := f.connect(ctx, log, p)
+			if err != nil {
+				return fmt.Errorf("ingest stdin: %w", err)
+			}
+			defer env.nc.Close()
+			dialect, frames, size, err := env.in.Stream(ctx, cmd.InOrStdin(), ingest.Session{Key: key, Dialect: f.dialect})
+			if errors.Is(err, ingest.ErrUnknownDialect) {
+				return Usagef("ingest stdin: %v", err)
+			}
+			if err != nil {
+				return fmt.Errorf("ingest stdin: %w", err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ingested stdin as %s (%s): %d frames, %d bytes in %s\n",
+				key, orNone(dialect), frames, size, time.Since(start).Round(time.Millisecond))
+			return err
+		},
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no frames"
+	}
+	return s
+}
+
+func newIngestExecCommand(f *ingestFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "exec --dialect D -- CMD [ARG ...]",
+		Short: "Run an agent CLI and ingest what it writes",
+		Long: `Run CMD and publish each line of its standard output as a frame of one session, keyed
+"exec:<command>:<start time>" unless --session names it. Each line of its standard error
+becomes a frame {"agentwire":"stderr","line":"..."} of the same session, and its exit status
+the last frame {"agentwire":"exit","code":N} (with "signal" when it was killed by one).
+SIGINT and SIGTERM are forwarded to it; ingest exits with its exit code.`,
+		Example: `  agentwire ingest exec --dialect codex-exec -- codex exec --json "fix the test"`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return Usagef("ingest exec: give the command to run after -- (see `%s --help`)", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			log := ingestLogger(cmd.ErrOrStderr())
+			if f.dialect == "" {
+				return Usagef("ingest exec: --dialect is required (one of %s)", strings.Join(adapters.KnownDialects(), ", "))
+			}
+			p, err := f.validate(log, "ingest exec", false)
+			if err != nil {
+				return err
+			}
+			env, err := f.connect(ctx, log, p)
+			if err != nil {
+				return fmt.Errorf("ingest exec: %w", err)
+			}
+			defer env.nc.Close()
+			sigs := make(chan os.Signal, 4)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			// The signals that end ctx are forwarded: the command decides
+			// when the session ends, and ingest records all of it.
+			res, err := env.in.Exec(context.WithoutCancel(ctx), ingest.ExecOptions{
+				Args:    args,
+				Session: ingest.Session{Key: f.session, Dialect: f.dialect},
+				Stdin:   cmd.InOrStdin(),
+				Signals: sigs,
+			})
+			if err != nil {
+				return fmt.Errorf("ingest exec %s: %w", filepath.Base(args[0]), err)
+			}
+			if res.ExitCode != 0 {
+				return &exitCodeError{code: exitStatus(res.ExitCode)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().SetInterspersed(false)
+	return cmd
+}
+
+// exitStatus maps a command's exit code to one a process can exit with.
+func exitStatus(code int) int {
+	if code < 0 || code > 255 {
+		return ExitError
+	}
+	return code
+}

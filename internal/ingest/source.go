@@ -1,0 +1,100 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// readBufferSize is the bufio.Reader size; a line longer than it is still
+// read whole (ReadBytes grows), so frames have no length limit.
+const readBufferSize = 1 << 16
+
+// ReadLines calls fn with every non-empty line of r, without its newline,
+// in order. A line that holds only white space is not a frame (the same
+// rule as `agentwire map`, so ordinals agree). The slice fn gets is its
+// own. A line may be of any length and hold any bytes.
+func ReadLines(ctx context.Context, r io.Reader, fn func(line []byte) error) error {
+	br := bufio.NewReaderSize(r, readBufferSize)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, readErr := br.ReadBytes('\n')
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if len(bytes.TrimSpace(line)) > 0 {
+			if err := fn(line); err != nil {
+				return err
+			}
+		}
+		if errors.Is(readErr, io.EOF) {
+			return nil
+		}
+		if readErr != nil {
+			return fmt.Errorf("read frames: %w", readErr)
+		}
+	}
+}
+
+// Ingester publishes the frames of its sources through a Publisher.
+type Ingester struct {
+	// Pub publishes the frames.
+	Pub *Publisher
+	// Log receives progress and warnings.
+	Log *slog.Logger
+	// Provider attributes every frame to a provider ("" lets the adapter decide).
+	Provider canonical.Provider
+	// Now is the clock (time.Now when nil); receive times come from it.
+	Now func() time.Time
+}
+
+func (in *Ingester) now() time.Time {
+	if in.Now != nil {
+		return in.Now()
+	}
+	return time.Now()
+}
+
+// Session is one ingest session: its key and the dialect of its frames.
+type Session struct {
+	Key     string
+	Dialect string
+}
+
+// publish publishes one frame of s read now.
+func (in *Ingester) publish(ctx context.Context, s Session, line []byte, dir adapter.Direction) error {
+	_, err := in.Pub.Publish(ctx, Frame{
+		SessionKey: s.Key, Dialect: s.Dialect, Provider: in.Provider, Direction: dir,
+		Bytes: line, ReceivedAt: in.now(),
+	})
+	if err != nil {
+		return fmt.Errorf("session %s: %w", s.Key, err)
+	}
+	return nil
+}
+
+// Reader publishes every line of r as a frame of s and returns how many
+// frames and bytes (without newlines) it published. progress, when not
+// nil, is called after each frame with its size.
+func (in *Ingester) Reader(ctx context.Context, r io.Reader, s Session, progress func(frameBytes int)) (frames, size uint64, err error) {
+	err = ReadLines(ctx, r, func(line []byte) error {
+		if err := in.publish(ctx, s, line, ""); err != nil {
+			return err
+		}
+		frames++
+		size += uint64(len(line))
+		if progress != nil {
+			progress(len(line))
+		}
+		return nil
+	})
+	return frames, size, err
+}
