@@ -113,8 +113,8 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
-			name: "a failed turn carries its error into turn.completed and a runtime.error",
-			given: []string{turnStarted, `{"method":"turn/completed","params":{"threadId":"th","turn":{"id":"tu","items":[],"status":"failed","error":{"message":"boom","codexErrorInfo":"internalServerError","additionalDetails":"upstream 500"}}}}`},
+			name:     "a failed turn carries its error into turn.completed and a runtime.error",
+			given:    []string{turnStarted, `{"method":"turn/completed","params":{"threadId":"th","turn":{"id":"tu","items":[],"status":"failed","error":{"message":"boom","codexErrorInfo":"internalServerError","additionalDetails":"upstream 500"}}}}`},
 			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindRuntimeError, canonical.KindTurnCompleted},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()

@@ -1,0 +1,332 @@
+package codexrollout
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Dialect is this adapter's dialect name.
+const Dialect = "codex-rollout"
+
+// MappingVersion is bumped with every change of what the adapter emits.
+const MappingVersion = "codex-rollout/1"
+
+const rawSource = "codex.eventmsg"
+
+// Adapter is the codex-rollout adapter.
+type Adapter struct{}
+
+// Dialect implements adapter.Adapter.
+func (Adapter) Dialect() string { return Dialect }
+
+// Provider implements adapter.Adapter.
+func (Adapter) Provider() canonical.Provider { return canonical.ProviderCodex }
+
+// MappingVersion implements adapter.Adapter.
+func (Adapter) MappingVersion() string { return MappingVersion }
+
+// Rules implements adapter.Adapter.
+func (Adapter) Rules() adapter.Rules { return rules }
+
+// line is one rollout line.
+type line struct {
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+type typed struct {
+	Type string `json:"type"`
+}
+
+// Kinds implements adapter.Adapter: an event_msg line is its EventMsg
+// type (as INVENTORY.tsv names them), a response_item line
+// "response_item:<type>", any other line its type.
+func (Adapter) Kinds(f adapter.Frame) []string {
+	k, ok := kindOf(f.Bytes)
+	if !ok {
+		return nil
+	}
+	return []string{k}
+}
+
+func kindOf(b []byte) (string, bool) {
+	var l line
+	if json.Unmarshal(b, &l) != nil || l.Type == "" {
+		return "", false
+	}
+	var p typed
+	_ = json.Unmarshal(l.Payload, &p)
+	switch l.Type {
+	case "event_msg":
+		if p.Type == "" {
+			return "", false
+		}
+		return p.Type, true
+	case "response_item":
+		return "response_item:" + p.Type, true
+	}
+	return l.Type, true
+}
+
+// NewSession implements adapter.Adapter.
+func (Adapter) NewSession(p canonical.Provider) adapter.Session {
+	if p == "" {
+		p = canonical.ProviderCodex
+	}
+	return adapter.NewSession(State{Provider: p}, Map)
+}
+
+type mapper struct {
+	st   *State
+	em   *adapter.Emitter
+	f    adapter.Frame
+	env  canonical.Event
+	kind string
+	at   time.Time
+}
+
+// Map maps one line; it is the adapter's pure core.
+func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	var l line
+	if err := json.Unmarshal(f.Bytes, &l); err != nil || l.Type == "" {
+		if err == nil {
+			err = fmt.Errorf("no type member")
+		}
+		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
+	}
+	kind, _ := kindOf(f.Bytes)
+	st = st.clone()
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(rawSource, "", strings.TrimPrefix(kind, "response_item:"), f.Bytes))
+	em.SetTimeRFC3339(l.Timestamp)
+	mp := &mapper{st: &st, em: em, f: f, kind: kind, at: f.ReceivedAt}
+	if t, err := time.Parse(time.RFC3339Nano, l.Timestamp); err == nil {
+		mp.at = t
+	}
+	mp.setEnv()
+	switch l.Type {
+	case "session_meta":
+		mp.sessionMeta(l.Payload)
+	case "turn_context":
+		mp.em.Emit(mp.env, &canonical.SessionConfigured{Config: codexcommon.Members(l.Payload)})
+	case "world_state":
+		mp.em.Emit(mp.env, &canonical.SessionConfigured{Config: map[string]json.RawMessage{"worldState": orEmpty(l.Payload)}})
+	case "compacted":
+		mp.em.Emit(mp.env, &canonical.ThreadStateChanged{State: canonical.ThreadStateCompacted})
+	case "token_usage_record":
+		mp.usageRecord(l.Payload)
+	case "inter_agent_communication_metadata":
+		mp.em.Emit(mp.env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{"interAgentCommunication": orEmpty(l.Payload)}})
+	case "response_item":
+		mp.responseItem(l.Payload)
+	case "event_msg":
+		if !mp.eventMsg(kind, l.Payload) {
+			adapter.Unmapped(em, mp.env, kind)
+		}
+	default:
+		adapter.Unmapped(em, mp.env, l.Type)
+	}
+	return st, em.Events(), nil
+}
+
+func (mp *mapper) setEnv() {
+	var env canonical.Event
+	if mp.st.Thread != "" {
+		env.ThreadID = mp.em.IDs().Native(canonical.EntityThread, mp.st.Thread)
+		env.ProviderRefs.ProviderThreadID = mp.st.Thread
+	}
+	env.TurnID = mp.st.TurnID
+	if mp.st.TurnID != "" && mp.st.Turn != "" {
+		env.ProviderRefs.ProviderTurnID = mp.st.Turn
+	}
+	mp.env = env
+}
+
+func orEmpty(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+func (mp *mapper) sessionMeta(raw json.RawMessage) {
+	var p struct {
+		ID        string `json:"id"`
+		SessionID string `json:"session_id"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	cfg := codexcommon.Members(raw, "base_instructions", "instructions", "id", "session_id", "timestamp")
+	if p.ID == "" || p.ID == mp.st.Thread {
+		mp.em.Emit(mp.env, &canonical.SessionConfigured{Config: cfg})
+		return
+	}
+	first := mp.st.Thread == ""
+	mp.st.Thread = p.ID
+	mp.setEnv()
+	env := mp.env
+	env.ProviderRefs.ProviderSessionID = p.SessionID
+	if first {
+		mp.em.Emit(env, &canonical.SessionStarted{})
+	}
+	mp.em.Emit(env, &canonical.ThreadStarted{ProviderThreadID: p.ID})
+	mp.em.Emit(env, &canonical.SessionConfigured{Config: cfg})
+}
+
+// --- turns ---
+
+func (mp *mapper) startTurn(turnID string, p *canonical.TurnStarted) {
+	if mp.st.TurnID != "" {
+		mp.endTurn(&canonical.TurnCompleted{State: canonical.TurnStateInterrupted, ErrorMessage: "a new turn started"})
+	}
+	mp.st.Turn = turnID
+	if turnID != "" && !slices.Contains(mp.st.UsedTurns, mp.st.Thread+"/"+turnID) {
+		mp.st.UsedTurns = append(mp.st.UsedTurns, mp.st.Thread+"/"+turnID)
+		mp.st.TurnID = mp.em.IDs().Native(canonical.EntityTurn, mp.st.Thread, turnID)
+	} else {
+		mp.st.TurnID = mp.em.IDs().Derived(canonical.EntityTurn, mp.f.Ordinal, 0)
+	}
+	mp.st.TurnStart, mp.st.TurnUsage = mp.st.Total, false
+	mp.setEnv()
+	mp.em.Emit(mp.env, p)
+}
+
+func (mp *mapper) endTurn(p *canonical.TurnCompleted) {
+	status := canonical.ItemStatusCompleted
+	if p.State != canonical.TurnStateCompleted {
+		status = canonical.ItemStatusFailed
+	}
+	mp.closeAll(status)
+	if mp.st.TurnUsage {
+		u := mp.st.Total.Sub(mp.st.TurnStart)
+		p.Usage = &u
+	}
+	mp.em.Emit(mp.env, p)
+	mp.st.Turn, mp.st.TurnID, mp.st.TurnUsage = "", "", false
+	mp.setEnv()
+}
+
+// ensureTurn opens a turn for a line that ends one never started (an
+// excerpt).
+func (mp *mapper) ensureTurn(turnID string) {
+	if mp.st.TurnID == "" {
+		mp.startTurn(turnID, &canonical.TurnStarted{})
+	}
+}
+
+// --- usage ---
+
+type tokenInfo struct {
+	Total              json.RawMessage `json:"total_token_usage"`
+	Last               json.RawMessage `json:"last_token_usage"`
+	ModelContextWindow *int64          `json:"model_context_window"`
+}
+
+// tokenCount maps token_count, which is cumulative: the thread total is
+// replaced, never added to; a snapshot identical to the last one carries
+// no last usage, so repeated snapshots are not counted twice; the turn's
+// usage is the difference across the turn.
+func (mp *mapper) tokenCount(raw json.RawMessage) {
+	var p struct {
+		Info       *tokenInfo      `json:"info"`
+		RateLimits json.RawMessage `json:"rate_limits"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		mp.em.Fail(mp.env, canonical.ErrorClassValidation, "token_count could not be read: "+err.Error(), nil)
+		return
+	}
+	emitted := false
+	if p.Info != nil && len(p.Info.Total) > 0 && string(p.Info.Total) != "null" {
+		total, err := codexcommon.Usage(p.Info.Total)
+		if err != nil {
+			mp.em.Fail(mp.env, canonical.ErrorClassValidation, "token_count usage could not be read: "+err.Error(), nil)
+			return
+		}
+		out := &canonical.ThreadTokenUsageUpdated{Usage: total}
+		if total != mp.st.Total {
+			if last, err := codexcommon.Usage(p.Info.Last); err == nil {
+				out.Last = &last
+			}
+		}
+		if w := p.Info.ModelContextWindow; w != nil && *w >= 0 {
+			out.ModelContextWindow = w
+		}
+		mp.setTotal(total)
+		mp.em.Emit(mp.env, out)
+		emitted = true
+	}
+	if len(p.RateLimits) > 0 && string(p.RateLimits) != "null" {
+		mp.em.Emit(mp.env, &canonical.AccountRateLimitsUpdated{RateLimits: p.RateLimits, Windows: codexcommon.RateLimitWindows(p.RateLimits, mp.at)})
+		emitted = true
+	}
+	if !emitted {
+		mp.em.Emit(mp.env, &canonical.ThreadTokenUsageUpdated{Usage: mp.st.Total})
+	}
+}
+
+func (mp *mapper) setTotal(total canonical.TokenUsage) {
+	if total.TotalTokens() < mp.st.TurnStart.TotalTokens() {
+		// The counter restarted (a resumed process): the turn starts over.
+		mp.st.TurnStart = canonical.TokenUsage{}
+	}
+	mp.st.Total = total
+	if mp.st.TurnID != "" {
+		mp.st.TurnUsage = true
+	}
+}
+
+// usageRecord maps token_usage_record (0.171+): one model response's
+// usage. It advances the thread total by that response, so the following
+// token_count with the same total adds nothing.
+func (mp *mapper) usageRecord(raw json.RawMessage) {
+	var p struct {
+		Usage json.RawMessage `json:"usage"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	u, err := codexcommon.Usage(orEmpty(p.Usage))
+	if err != nil {
+		mp.em.Fail(mp.env, canonical.ErrorClassValidation, "token_usage_record usage could not be read: "+err.Error(), nil)
+		return
+	}
+	mp.setTotal(mp.st.Total.Add(u))
+	mp.em.Emit(mp.env, &canonical.ThreadTokenUsageUpdated{Usage: mp.st.Total, Last: &u})
+}
+
+// --- requests ---
+
+func (mp *mapper) openRequest(call string, t canonical.RequestType, detail string, args json.RawMessage, questions json.RawMessage) {
+	env := mp.env
+	key := "call:" + call
+	if i := slices.IndexFunc(mp.st.Open, func(o OpenItem) bool { return o.Key == key }); i >= 0 {
+		env.ItemID = mp.st.Open[i].ID
+	}
+	id := mp.em.IDs().Derived(canonical.EntityRequest, mp.f.Ordinal, 0)
+	env.RequestID = id
+	env.ProviderRefs.ProviderRequestID = call
+	if questions != nil {
+		mp.em.Emit(env, &canonical.UserInputRequested{Questions: orEmpty(questions)})
+	}
+	mp.em.Emit(env, &canonical.RequestOpened{RequestType: t, Detail: detail, Args: orEmpty(args)})
+	mp.st.Requests = append(mp.st.Requests, OpenRequest{Call: call, ID: id, Type: t, Item: env.ItemID})
+}
+
+// resolveRequest resolves the request gating a call when the call goes on:
+// the rollout does not record the answer, only that the call ran.
+func (mp *mapper) resolveRequest(call, decision string) {
+	i := slices.IndexFunc(mp.st.Requests, func(r OpenRequest) bool { return r.Call == call && call != "" })
+	if i < 0 {
+		return
+	}
+	r := mp.st.Requests[i]
+	mp.st.Requests = slices.Delete(mp.st.Requests, i, i+1)
+	env := mp.env
+	env.RequestID, env.ItemID = r.ID, r.Item
+	env.ProviderRefs.ProviderRequestID = call
+	mp.em.Emit(env, &canonical.RequestResolved{RequestType: r.Type, Decision: decision})
+}

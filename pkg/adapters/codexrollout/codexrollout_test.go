@@ -1,0 +1,221 @@
+package codexrollout_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/adaptertest"
+	"github.com/agentwire/agentwire/pkg/adapters/codexrollout"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+const recordings = "../../../testdata/recordings/codex-rollout/*.jsonl"
+
+func TestInventory(t *testing.T) {
+	t.Parallel()
+	adaptertest.Inventory(t, codexrollout.Adapter{}, "testdata/inventory.tsv", "testdata/inventory.jsonl")
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	adaptertest.Golden(t, codexrollout.Adapter{}, "testdata/inventory.jsonl", "testdata/golden")
+	adaptertest.Golden(t, codexrollout.Adapter{}, recordings, "testdata/golden")
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	inputs := adaptertest.Inputs(t, "testdata/inventory.jsonl", false)
+	inputs = append(inputs, adaptertest.Inputs(t, recordings, false)...)
+	corpus := filepath.Join("..", "..", "..", "..", "shared", "corpus", "codex-rollout", "*.jsonl")
+	inputs = append(inputs, adaptertest.Inputs(t, corpus, true)...)
+	adaptertest.Run(t, codexrollout.Adapter{}, inputs, adaptertest.Features{})
+}
+
+// TestNoWarnings holds the recordings to zero runtime.warning: every frame
+// Codex 0.171.0 sent in them is of a known kind.
+func TestNoWarnings(t *testing.T) {
+	t.Parallel()
+	for _, in := range adaptertest.Inputs(t, recordings, false) {
+		for _, e := range flatten(adaptertest.MapAll(t, codexrollout.Adapter{}, adaptertest.Frames(codexrollout.Dialect, in.Name, in.Frames))) {
+			if w, ok := e.Payload.(*canonical.RuntimeWarning); ok && !strings.HasPrefix(w.Message, "Reconnecting") {
+				t.Errorf("%s: runtime.warning %q", in.Name, w.Message)
+			}
+		}
+	}
+}
+
+func flatten(per [][]canonical.Event) []canonical.Event {
+	var out []canonical.Event
+	for _, evs := range per {
+		out = append(out, evs...)
+	}
+	return out
+}
+
+func mapLines(t *testing.T, lines ...string) []canonical.Event {
+	t.Helper()
+	raw := make([][]byte, len(lines))
+	for i, l := range lines {
+		raw[i] = []byte(l)
+	}
+	return flatten(adaptertest.MapAll(t, codexrollout.Adapter{}, adaptertest.Frames(codexrollout.Dialect, "t", raw)))
+}
+
+func types(evs []canonical.Event) []canonical.Kind {
+	out := make([]canonical.Kind, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type()
+	}
+	return out
+}
+
+func ln(typ, payload string) string {
+	return `{"timestamp":"2026-12-02T12:59:06.063Z","type":"` + typ + `","payload":` + payload + `}`
+}
+
+const tc = `{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":60,"output_tokens":10,"reasoning_output_tokens":2,"total_tokens":110},"last_token_usage":{"input_tokens":100,"cached_input_tokens":60,"output_tokens":10,"reasoning_output_tokens":2,"total_tokens":110},"model_context_window":1000},"rate_limits":{"primary":{"used_percent":4.0,"window_minutes":300,"resets_at":1771890497},"secondary":null}}`
+
+func TestMap(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		name     string
+		given    []string
+		expected []canonical.Kind
+		check    func(t *testing.T, evs []canonical.Event)
+	}{
+		{
+			name: "task_started/task_complete bracket a turn; repeated token_count snapshots are not counted twice",
+			given: []string{
+				ln("session_meta", `{"id":"th","cli_version":"0.171.0"}`),
+				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
+				ln("event_msg", tc), ln("event_msg", tc),
+				ln("event_msg", `{"type":"task_complete","turn_id":"tu","duration_ms":5}`),
+			},
+			expected: []canonical.Kind{canonical.KindSessionStarted, canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindTurnStarted,
+				canonical.KindThreadTokenUsageUpdated, canonical.KindAccountRateLimitsUpdated, canonical.KindThreadTokenUsageUpdated, canonical.KindAccountRateLimitsUpdated, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				want := canonical.TokenUsage{InputTokens: 40, CachedInputTokens: 60, OutputTokens: 10, ReasoningOutputTokens: 2}
+				require.Equal(t, want, *evs[8].Payload.(*canonical.TurnCompleted).Usage)
+				require.NotNil(t, evs[4].Payload.(*canonical.ThreadTokenUsageUpdated).Last)
+				require.Nil(t, evs[6].Payload.(*canonical.ThreadTokenUsageUpdated).Last, "a repeated snapshot carries no new last usage")
+				w := evs[5].Payload.(*canonical.AccountRateLimitsUpdated).Windows
+				require.Len(t, w, 1)
+				require.Equal(t, int64(300), *w[0].WindowMinutes)
+				require.Equal(t, evs[3].TurnID, evs[8].TurnID)
+				require.Equal(t, "tu", evs[3].ProviderRefs.ProviderTurnID)
+			},
+		},
+		{
+			name: "tool begin/end and output pair by call_id",
+			given: []string{
+				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
+				ln("response_item", `{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}`),
+				ln("event_msg", `{"type":"exec_command_begin","call_id":"c1","turn_id":"tu","command":["ls"]}`),
+				ln("event_msg", `{"type":"exec_command_end","call_id":"c1","turn_id":"tu","exit_code":0,"aggregated_output":"a.go\n"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c1","output":"a.go\n"}`),
+				ln("event_msg", `{"type":"task_complete","turn_id":"tu"}`),
+			},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemUpdated, canonical.KindItemUpdated, canonical.KindItemCompleted, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, evs[1].ItemID, evs[4].ItemID)
+				done := evs[4].Payload.(*canonical.ItemCompleted)
+				require.Equal(t, canonical.ItemTypeCommandExecution, done.ItemType)
+				require.Equal(t, "ls", done.Command)
+				require.Equal(t, "a.go\n", done.Content[canonical.StreamCommandOutput])
+			},
+		},
+		{
+			name: "a message recorded twice (EventMsg and response_item) is one item; legacy id-less deltas join it",
+			given: []string{
+				ln("event_msg", `{"type":"agent_message_delta","delta":"Hel"}`),
+				ln("event_msg", `{"type":"agent_message","message":"Hello"}`),
+				ln("response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hello"}]}`),
+			},
+			expected: []canonical.Kind{canonical.KindItemStarted, canonical.KindContentDelta, canonical.KindItemUpdated, canonical.KindItemCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, evs[0].ItemID, evs[3].ItemID)
+				require.Equal(t, "Hello", evs[3].Payload.(*canonical.ItemCompleted).Content[canonical.StreamAssistantText])
+			},
+		},
+		{
+			name: "newer deltas carry item ids; ids match the app-server's",
+			given: []string{
+				ln("session_meta", `{"id":"th"}`),
+				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
+				ln("event_msg", `{"type":"reasoning_content_delta","thread_id":"th","turn_id":"tu","item_id":"rs1","delta":"x","summary_index":1}`),
+				ln("event_msg", `{"type":"item_completed","thread_id":"th","turn_id":"tu","item":{"type":"Reasoning","id":"rs1","summary_text":["x"]}}`),
+				ln("response_item", `{"type":"reasoning","id":"rs1","summary":[{"type":"summary_text","text":"x"}]}`),
+			},
+			expected: []canonical.Kind{canonical.KindSessionStarted, canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindContentDelta, canonical.KindItemUpdated, canonical.KindItemCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, 1, *evs[5].Payload.(*canonical.ContentDelta).SummaryIndex)
+				ids := canonical.IDSpace{Tenant: "conformance", Provider: canonical.ProviderCodex, SessionKey: "whatever"}
+				require.Equal(t, ids.Native(canonical.EntityItem, "th", "tu", "rs1"), evs[7].ItemID, "same id as the app-server adapter gives item rs1")
+				require.Equal(t, ids.Native(canonical.EntityTurn, "th", "tu"), evs[3].TurnID)
+			},
+		},
+		{
+			name:     "bad input is kept, not dropped",
+			given:    []string{`{"type":`, ln("event_msg", `{"type":"frobnicated"}`), ln("mystery", `{}`)},
+			expected: []canonical.Kind{canonical.KindRuntimeError, canonical.KindRuntimeWarning, canonical.KindRuntimeWarning},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			evs := mapLines(t, tt.given...)
+			require.Equal(t, tt.expected, types(evs))
+			for _, e := range evs {
+				require.NoError(t, canonical.Validate(e))
+			}
+			if tt.check != nil {
+				tt.check(t, evs)
+			}
+		})
+	}
+}
+
+// FuzzMap maps arbitrary frames: never a panic, every event validates and
+// round-trips through its JSON document.
+func FuzzMap(f *testing.F) {
+	for _, l := range adaptertest.ReadLines(f, "testdata/inventory.jsonl") {
+		f.Add(l, l)
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		s := codexrollout.Adapter{}.NewSession("")
+		for i, frame := range [][]byte{a, b} {
+			evs, err := s.Map(adaptertest.Frames(codexrollout.Dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evs {
+				if err := canonical.Validate(e); err != nil {
+					t.Fatalf("invalid %s: %v", e.Type(), err)
+				}
+				doc, err := canonical.Encode(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := canonical.Decode(doc); err != nil {
+					t.Fatalf("does not round-trip: %v", err)
+				}
+			}
+		}
+	})
+}
+
+func BenchmarkMap(b *testing.B) {
+	var lines [][]byte
+	for _, in := range adaptertest.Inputs(b, recordings, false) {
+		lines = append(lines, in.Frames...)
+	}
+	adaptertest.Bench(b, codexrollout.Adapter{}, lines)
+}

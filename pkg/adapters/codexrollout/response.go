@@ -1,0 +1,193 @@
+package codexrollout
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+type respItem struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Summary   json.RawMessage `json:"summary"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"`
+	CallID    string          `json:"call_id"`
+	Output    json.RawMessage `json:"output"`
+	Status    string          `json:"status"`
+	Action    *struct {
+		Type    string          `json:"type"`
+		Query   string          `json:"query"`
+		Command json.RawMessage `json:"command"`
+	} `json:"action"`
+}
+
+// toolNames maps Codex's function tool names to canonical item types;
+// names with "__" are MCP tools (server__tool), others dynamic tools.
+var toolNames = map[string]canonical.ItemType{
+	"shell": canonical.ItemTypeCommandExecution, "exec_command": canonical.ItemTypeCommandExecution,
+	"shell_command": canonical.ItemTypeCommandExecution, "local_shell": canonical.ItemTypeCommandExecution,
+	"container.exec": canonical.ItemTypeCommandExecution, "write_stdin": canonical.ItemTypeCommandExecution,
+	"unified_exec": canonical.ItemTypeCommandExecution,
+	"apply_patch":  canonical.ItemTypeFileChange, "update_plan": canonical.ItemTypePlan,
+	"view_image": canonical.ItemTypeImageView, "web_search": canonical.ItemTypeWebSearch,
+	"spawn_agent": canonical.ItemTypeCollabAgentToolCall, "send_input": canonical.ItemTypeCollabAgentToolCall,
+	"wait": canonical.ItemTypeCollabAgentToolCall, "close_agent": canonical.ItemTypeCollabAgentToolCall,
+	"resume_agent": canonical.ItemTypeCollabAgentToolCall,
+}
+
+func toolType(name string) canonical.ItemType {
+	if t, ok := toolNames[name]; ok {
+		return t
+	}
+	if strings.Contains(name, "__") {
+		return canonical.ItemTypeMCPToolCall
+	}
+	return canonical.ItemTypeDynamicToolCall
+}
+
+// commandOf reads the command of a shell-like call's arguments.
+func commandOf(args string) string {
+	var a struct {
+		Cmd     json.RawMessage `json:"cmd"`
+		Command json.RawMessage `json:"command"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil {
+		return ""
+	}
+	return codexcommon.Text(argv(a.Cmd), argv(a.Command))
+}
+
+func outputText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		Output string `json:"output"`
+	}
+	if json.Unmarshal(raw, &o) == nil && o.Output != "" {
+		return o.Output
+	}
+	return codexcommon.JoinText(raw)
+}
+
+// responseItem maps a response_item line: the Responses API transcript.
+func (mp *mapper) responseItem(raw json.RawMessage) {
+	var r respItem
+	if err := json.Unmarshal(raw, &r); err != nil {
+		mp.em.Fail(mp.env, canonical.ErrorClassValidation, "response_item could not be read", nil)
+		return
+	}
+	switch r.Type {
+	case "message", "agent_message":
+		t, k := canonical.ItemTypeAssistantMessage, canonical.StreamAssistantText
+		switch r.Role {
+		case "user":
+			t, k = canonical.ItemTypeUserMessage, canonical.StreamUnknown
+		case "developer", "system":
+			// Instructions Codex gives the model: context, not a message of
+			// the conversation; a self-contained item of unknown type.
+			mp.toolSighting(sighting{fam: FamilyResponse, final: true, lc: canonical.ItemLifecycle{ItemType: canonical.ItemTypeUnknown, Title: r.Role + " message", Data: raw}})
+			return
+		}
+		s := sighting{fam: FamilyResponse, pid: r.ID, lc: canonical.ItemLifecycle{ItemType: t, Content: text(k, codexcommon.JoinText(r.Content)), Data: raw}}
+		if t == canonical.ItemTypeUserMessage {
+			s.pid = ""
+		}
+		mp.messageSighting(s)
+	case "reasoning":
+		c := map[canonical.StreamKind]string{}
+		if s := codexcommon.JoinText(r.Summary); s != "" {
+			c[canonical.StreamReasoningSummaryText] = s
+		}
+		if s := codexcommon.JoinText(r.Content); s != "" {
+			c[canonical.StreamReasoningText] = s
+		}
+		mp.messageSighting(sighting{fam: FamilyResponse, pid: r.ID, lc: canonical.ItemLifecycle{ItemType: canonical.ItemTypeReasoning, Content: c, Data: raw}})
+	case "function_call", "custom_tool_call", "local_shell_call", "tool_search_call":
+		name := codexcommon.Text(r.Name, r.Type)
+		t := toolType(name)
+		if r.Type == "local_shell_call" {
+			t = canonical.ItemTypeCommandExecution
+		}
+		if r.Type == "tool_search_call" {
+			t = canonical.ItemTypeDynamicToolCall
+		}
+		lc := canonical.ItemLifecycle{ItemType: t, ToolName: name, Title: name, Data: raw}
+		if t == canonical.ItemTypeCommandExecution {
+			lc.Command = commandOf(r.Arguments)
+			if r.Action != nil {
+				lc.Command = codexcommon.Text(lc.Command, argv(r.Action.Command))
+			}
+			lc.Title = codexcommon.Text(lc.Command, name)
+		}
+		call := codexcommon.Text(r.CallID, r.ID)
+		mp.toolSighting(sighting{fam: FamilyResponse, pid: call, key: "call:" + call, lc: lc})
+		if name == "update_plan" {
+			var a struct {
+				Explanation *string                `json:"explanation"`
+				Plan        []codexcommon.PlanStep `json:"plan"`
+			}
+			if json.Unmarshal([]byte(r.Arguments), &a) == nil && a.Plan != nil {
+				mp.em.Emit(mp.env, &canonical.TurnPlanUpdated{Explanation: a.Explanation, Plan: codexcommon.Plan(a.Plan)})
+			}
+		}
+	case "function_call_output", "custom_tool_call_output", "tool_search_output", "local_shell_call_output":
+		call := codexcommon.Text(r.CallID, r.ID)
+		lc := canonical.ItemLifecycle{Data: raw}
+		i := slices.IndexFunc(mp.st.Open, func(o OpenItem) bool { return o.Key == "call:"+call })
+		if i >= 0 {
+			lc.ItemType = mp.st.Open[i].Type
+		} else {
+			lc.ItemType = canonical.ItemTypeDynamicToolCall
+		}
+		if out := outputText(r.Output); out != "" {
+			k := canonical.StreamUnknown
+			switch lc.ItemType { //nolint:exhaustive // output streams exist for these two
+			case canonical.ItemTypeCommandExecution:
+				k = canonical.StreamCommandOutput
+			case canonical.ItemTypeFileChange:
+				k = canonical.StreamFileChangeOutput
+			}
+			lc.Content = map[canonical.StreamKind]string{k: out}
+		}
+		mp.toolSighting(sighting{fam: FamilyResponse, pid: call, key: "call:" + call, final: true, lc: lc})
+	case "web_search_call":
+		lc := canonical.ItemLifecycle{ItemType: canonical.ItemTypeWebSearch, Data: raw}
+		if r.Action != nil {
+			lc.Title = r.Action.Query
+		}
+		mp.toolSighting(sighting{fam: FamilyResponse, pid: r.ID, final: true, lc: lc})
+	case "image_generation_call":
+		mp.toolSighting(sighting{fam: FamilyResponse, pid: r.ID, final: true, lc: canonical.ItemLifecycle{ItemType: canonical.ItemTypeImageView, Data: raw}})
+	case "compaction", "compaction_summary":
+		mp.toolSighting(sighting{fam: FamilyResponse, pid: r.ID, final: true, lc: canonical.ItemLifecycle{ItemType: canonical.ItemTypeContextCompaction, Data: raw}})
+	case "ghost_snapshot":
+		mp.em.Emit(mp.env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{"ghostSnapshot": raw}})
+	default:
+		adapter.Unmapped(mp.em, mp.env, "response_item:"+r.Type)
+	}
+}
+
+// outputDelta appends command output to the call's item.
+func (mp *mapper) outputDelta(e ev) {
+	key := "call:" + e.call()
+	i := slices.IndexFunc(mp.st.Open, func(o OpenItem) bool { return o.Key == key })
+	if i < 0 {
+		mp.st.Open = append(mp.st.Open, mp.open(sighting{fam: FamilyEvent, key: key, tool: true, lc: canonical.ItemLifecycle{ItemType: canonical.ItemTypeCommandExecution}}))
+		i = len(mp.st.Open) - 1
+	}
+	chunk := e.Delta
+	if chunk == "" {
+		chunk = e.Stdout
+	}
+	mp.em.Emit(mp.itemEnv(mp.st.Open[i]), &canonical.ContentDelta{StreamKind: canonical.StreamCommandOutput, Delta: chunk})
+}
