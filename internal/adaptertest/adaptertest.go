@@ -50,16 +50,32 @@ func Frames(dialect, sessionKey string, lines [][]byte) []adapter.Frame {
 // each frame.
 func MapAll(tb testing.TB, a adapter.Adapter, frames []adapter.Frame) [][]canonical.Event {
 	tb.Helper()
+	out, _ := mapKinds(tb, a, frames)
+	return out
+}
+
+// mapKinds is MapAll that also names the kinds of each frame: the
+// session's, asked before the frame is mapped, when it knows them from
+// context (adapter.ContextKinds), else the adapter's.
+func mapKinds(tb testing.TB, a adapter.Adapter, frames []adapter.Frame) ([][]canonical.Event, [][]string) {
+	tb.Helper()
 	s := a.NewSession("")
+	ck, _ := s.(adapter.ContextKinds)
 	out := make([][]canonical.Event, len(frames))
+	kinds := make([][]string, len(frames))
 	for i, f := range frames {
+		if ck != nil {
+			kinds[i] = ck.KindsOf(f)
+		} else {
+			kinds[i] = a.Kinds(f)
+		}
 		evs, err := s.Map(f)
 		if err != nil {
 			tb.Fatalf("frame %d: %v", f.Ordinal, err)
 		}
 		out[i] = evs
 	}
-	return out
+	return out, kinds
 }
 
 // Run checks every input against the adapter contract.
@@ -69,7 +85,7 @@ func Run(t *testing.T, a adapter.Adapter, inputs []Input, features Features) {
 		t.Run(in.Name, func(t *testing.T) {
 			t.Parallel()
 			frames := Frames(a.Dialect(), "conformance/"+in.Name, in.Frames)
-			perFrame := MapAll(t, a, frames)
+			perFrame, kinds := mapKinds(t, a, frames)
 
 			// Determinism: the same frames give byte-identical events, which
 			// replay, dedupe and idempotent projection rely on.
@@ -86,7 +102,7 @@ func Run(t *testing.T, a adapter.Adapter, inputs []Input, features Features) {
 				if len(evs) == 0 && (features.Silent == nil || !features.Silent(in.Frames[i])) {
 					t.Errorf("frame %d mapped to no events (nothing is dropped silently): %.200s", i+1, in.Frames[i])
 				}
-				checkRules(t, a, frames[i], evs)
+				checkRules(t, a, frames[i], kinds[i], evs)
 				for _, e := range evs {
 					checkRaw(t, e, in.Frames[i], i+1)
 				}
@@ -254,9 +270,8 @@ func closeOne(t *testing.T, where, what, id string, lc lifecycle) {
 // rules do not list means a known kind was not really mapped (the drift
 // radar would cry wolf), so it fails; an unlisted runtime.error is
 // tolerated, because any frame may carry a field that cannot be read.
-func checkRules(t *testing.T, a adapter.Adapter, f adapter.Frame, evs []canonical.Event) {
+func checkRules(t *testing.T, a adapter.Adapter, f adapter.Frame, kinds []string, evs []canonical.Event) {
 	t.Helper()
-	kinds := a.Kinds(f)
 	var allowed []canonical.Kind
 	for _, k := range kinds {
 		r, ok := a.Rules().Lookup(k)

@@ -104,10 +104,10 @@ func Inventory(t *testing.T, a adapter.Adapter, inventoryPath, framesPath string
 	// The frames are one session, mapped in order, so each is seen in the
 	// context it needs (an item inside a turn).
 	frames := Frames(a.Dialect(), "inventory", ReadLines(t, framesPath))
-	perFrame := MapAll(t, a, frames)
+	perFrame, kinds := mapKinds(t, a, frames)
 	byKind := map[string][]int{}
-	for i, f := range frames {
-		for _, k := range a.Kinds(f) {
+	for i := range frames {
+		for _, k := range kinds[i] {
 			byKind[k] = append(byKind[k], i)
 		}
 	}
@@ -135,7 +135,7 @@ func Inventory(t *testing.T, a adapter.Adapter, inventoryPath, framesPath string
 				t.Fatalf("no frame of kind %s in %s", kind, framesPath)
 			}
 			for _, i := range idx {
-				checkRules(t, a, frames[i], perFrame[i])
+				checkRules(t, a, frames[i], kinds[i], perFrame[i])
 			}
 		})
 	}

@@ -41,6 +41,33 @@ type Session interface {
 	Restore(snapshot []byte) error
 }
 
+// ContextKinds is implemented by the sessions of dialects where the kind of
+// a frame depends on the frames before it: a JSON-RPC response is of the
+// kind of the request it answers (an ACP `session/prompt` result), which
+// only the session knows. KindsOf names the kinds of f, the frame the
+// session would map next, as Adapter.Kinds does, without changing the
+// session. Conformance tests ask it instead of Adapter.Kinds when a
+// session implements it.
+type ContextKinds interface {
+	KindsOf(f Frame) []string
+}
+
+// KindsFunc names the kinds of a frame given the session's state.
+type KindsFunc[S any] func(state S, f Frame) []string
+
+// NewSessionKinds is NewSession for dialects whose frame kinds depend on
+// context: the session also implements ContextKinds with kinds.
+func NewSessionKinds[S any](initial S, f MapFunc[S], kinds KindsFunc[S]) Session {
+	return &kindsSession[S]{session: session[S]{state: initial, fn: f}, kinds: kinds}
+}
+
+type kindsSession[S any] struct {
+	session[S]
+	kinds KindsFunc[S]
+}
+
+func (s *kindsSession[S]) KindsOf(f Frame) []string { return s.kinds(s.state, f) }
+
 // MapFunc is the pure core of an adapter: the next state and the events of
 // one frame, from the current state.
 type MapFunc[S any] func(state S, f Frame) (S, []canonical.Event, error)

@@ -1,0 +1,498 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Dialect is this adapter's dialect name.
+const Dialect = "acp"
+
+// MappingVersion is bumped with every change of what the adapter emits.
+const MappingVersion = "acp/1"
+
+// Raw sources: EVENTS.md names them after Cursor, the first ACP agent; they
+// are kept for every agent, so a subscriber filters ACP frames one way.
+const (
+	sourceNotification = "cursor.acp.notification"
+	sourceRequest      = "cursor.acp.request"
+	sourceResponse     = "cursor.acp.response"
+)
+
+// Adapter is the acp adapter.
+type Adapter struct{}
+
+// Dialect implements adapter.Adapter.
+func (Adapter) Dialect() string { return Dialect }
+
+// Provider implements adapter.Adapter.
+func (Adapter) Provider() canonical.Provider { return canonical.ProviderCursor }
+
+// MappingVersion implements adapter.Adapter.
+func (Adapter) MappingVersion() string { return MappingVersion }
+
+// Rules implements adapter.Adapter.
+func (Adapter) Rules() adapter.Rules { return rules }
+
+// Kinds implements adapter.Adapter. Without the session it cannot know
+// which request a response answers: responses are "response" (or, by
+// shape, a session/prompt result or an error code); sessions know better
+// (adapter.ContextKinds).
+func (Adapter) Kinds(f adapter.Frame) []string { return frameKinds(State{}, f) }
+
+// NewSession implements adapter.Adapter. A provider given here is final;
+// without one, the provider is cursor until the initialize response names
+// the agent.
+func (Adapter) NewSession(p canonical.Provider) adapter.Session {
+	st := State{Provider: canonical.ProviderCursor}
+	if p != "" {
+		st.Provider, st.Fixed = p, true
+	}
+	return adapter.NewSessionKinds(st, Map, frameKinds)
+}
+
+// State is what the adapter remembers between frames.
+type State struct {
+	// Provider is the provider events are attributed to.
+	Provider canonical.Provider `json:"provider"`
+	// Fixed reports a provider given by the caller, which initialize does
+	// not change.
+	Fixed bool `json:"fixed,omitempty"`
+	// ClientInit holds the params of the client's initialize request until
+	// the agent answers it (see Map).
+	ClientInit json.RawMessage `json:"clientInit,omitempty"`
+	// Pending are the requests awaiting an answer, by direction and
+	// JSON-RPC id ("c:<id>" sent by the client, "a:<id>" by the agent):
+	// the two sides number their requests independently.
+	Pending map[string]pending `json:"pending,omitempty"`
+	// Sessions are the ACP sessions seen, by ACP session id.
+	Sessions map[string]session `json:"sessions,omitempty"`
+	// Current is the ACP session named last, for frames that name none.
+	Current string `json:"current,omitempty"`
+}
+
+type pending struct {
+	Method  string `json:"method"`
+	Session string `json:"session,omitempty"`
+	// Turn is the turn a session/prompt opened.
+	Turn string `json:"turn,omitempty"`
+	// Request and Type are the canonical request an agent request opened.
+	Request string                `json:"request,omitempty"`
+	Type    canonical.RequestType `json:"type,omitempty"`
+	// Item and ToolCall are the tool call a permission request is about.
+	Item     string `json:"item,omitempty"`
+	ToolCall string `json:"toolCall,omitempty"`
+	// Options maps a permission's optionIds to their kinds.
+	Options map[string]string `json:"options,omitempty"`
+	// Params are kept for the small setter requests whose response does not
+	// repeat what was set (session/set_mode, providers/set).
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+type session struct {
+	// Turn is the open turn updates belong to ("" between turns).
+	Turn string `json:"turn,omitempty"`
+	// Text is the open text item (a message or thought being streamed).
+	Text *text `json:"text,omitempty"`
+	// Tools are the session's tool calls by toolCallId; finished ones are
+	// kept so that a late repeat does not start them again.
+	Tools map[string]toolCall `json:"tools,omitempty"`
+	// Seq numbers tool calls in start order.
+	Seq int `json:"seq,omitempty"`
+	// Compactions are the session's compaction items by compactionId.
+	Compactions map[string]bool `json:"compactions,omitempty"`
+	// Subagents lists the child sessions task.started was emitted for.
+	Subagents []string `json:"subagents,omitempty"`
+	// Total is the thread's usage so far; Cumulative the last cumulative
+	// ACP usage (PromptResponse.usage counts across all turns).
+	Total      canonical.TokenUsage `json:"total"`
+	Cumulative canonical.TokenUsage `json:"cumulative"`
+	// Started reports that thread.started was emitted for the session.
+	Started bool `json:"started,omitempty"`
+}
+
+type text struct {
+	ID        string             `json:"id"`
+	Kind      string             `json:"kind"`
+	MessageID string             `json:"messageId,omitempty"`
+	Turn      string             `json:"turn,omitempty"`
+	Text      string             `json:"text,omitempty"`
+	Type      canonical.ItemType `json:"type"`
+}
+
+type toolCall struct {
+	ItemID string `json:"itemId"`
+	Turn   string `json:"turn,omitempty"`
+	Seq    int    `json:"seq"`
+	// Item is what the agent said of the call so far, without its data.
+	Item     canonical.ItemLifecycle `json:"item"`
+	Kind     string                  `json:"kind,omitempty"`
+	Done     bool                    `json:"done,omitempty"`
+	Declined bool                    `json:"declined,omitempty"`
+}
+
+// clone copies the state's maps, so that the caller's state is not changed
+// by mapping a frame (Map is a function of its input).
+func (st State) clone() State {
+	st.Pending = maps.Clone(st.Pending)
+	if st.Sessions != nil {
+		ss := make(map[string]session, len(st.Sessions))
+		for k, s := range st.Sessions {
+			s.Tools = maps.Clone(s.Tools)
+			s.Compactions = maps.Clone(s.Compactions)
+			if s.Text != nil {
+				t := *s.Text
+				s.Text = &t
+			}
+			s.Subagents = append([]string(nil), s.Subagents...)
+			ss[k] = s
+		}
+		st.Sessions = ss
+	}
+	return st
+}
+
+// message is one JSON-RPC 2.0 message.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *rpcError       `json:"error"`
+}
+
+type rpcError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+type class int
+
+const (
+	classRequest class = iota + 1
+	classNotification
+	classResponse
+)
+
+// frame is a decoded frame: the message, its class and who sent it.
+type frame struct {
+	msg   message
+	class class
+	dir   adapter.Direction
+	id    string // the JSON-RPC id as compact JSON
+	key   string // the pending key of the request it is or answers
+}
+
+// decode reads a frame. st decides who sent a bare response (see
+// direction); ok is false for anything that is not a JSON-RPC message.
+func decode(st State, f adapter.Frame) (frame, error) {
+	raw, dir, ok := f.Unwrap()
+	if !ok {
+		return frame{}, fmt.Errorf("malformed tap line")
+	}
+	var fr frame
+	if err := json.Unmarshal(raw, &fr.msg); err != nil {
+		return frame{}, err
+	}
+	m := fr.msg
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	switch {
+	case m.Method != "" && hasID:
+		fr.class = classRequest
+	case m.Method != "":
+		fr.class = classNotification
+	case len(m.ID) > 0 && (len(m.Result) > 0 || m.Error != nil):
+		fr.class = classResponse
+	default:
+		return frame{}, fmt.Errorf("not a JSON-RPC request, notification or response")
+	}
+	if hasID {
+		var c bytes.Buffer
+		if err := json.Compact(&c, m.ID); err != nil {
+			return frame{}, err
+		}
+		fr.id = c.String()
+	}
+	explicit := f.Direction != "" || bytes.HasPrefix(bytes.TrimSpace(f.Bytes), []byte(`{"dir"`))
+	fr.dir = dir
+	if !explicit {
+		fr.dir = direction(st, fr)
+	}
+	switch {
+	case fr.class == classRequest && fr.dir == adapter.FromClient, fr.class == classResponse && fr.dir == adapter.FromAgent:
+		fr.key = "c:" + fr.id
+	case fr.class == classRequest, fr.class == classResponse:
+		fr.key = "a:" + fr.id
+	}
+	return fr, nil
+}
+
+// direction guesses who sent a bare frame (no tap dir): requests and
+// notifications by method, a response by which side has a request of its
+// id pending; agent when nothing tells (ADAPTERS.md).
+func direction(st State, fr frame) adapter.Direction {
+	if fr.class != classResponse {
+		if _, ok := clientMethods[fr.msg.Method]; ok {
+			return adapter.FromClient
+		}
+		return adapter.FromAgent
+	}
+	_, agentAsked := st.Pending["a:"+fr.id]
+	_, clientAsked := st.Pending["c:"+fr.id]
+	switch {
+	case agentAsked && !clientAsked:
+		return adapter.FromClient
+	case agentAsked && clientAsked:
+		var r map[string]json.RawMessage
+		if json.Unmarshal(fr.msg.Result, &r) == nil {
+			if _, ok := r["outcome"]; ok {
+				return adapter.FromClient
+			}
+		}
+	}
+	return adapter.FromAgent
+}
+
+// clientMethods are the methods the client calls on the agent; the value
+// says whether the request maps to no events (its response says it all).
+var clientMethods = map[string]bool{
+	"initialize": true, "authenticate": false, "logout": true,
+	"session/new": false, "session/load": false, "session/resume": false, "session/fork": false,
+	"session/prompt": false, "session/cancel": false,
+	"session/list": true, "session/delete": true, "session/close": true,
+	"session/set_mode": true, "session/set_model": true, "session/set_config_option": true,
+	"session/archive": true, "session/unarchive": true, "session/status": true, "session/set_title": true,
+	"providers/list": true, "providers/set": true, "providers/disable": true, "auth/status": true,
+}
+
+// errorKinds are the JSON-RPC error codes ACP names (INVENTORY rows).
+var errorKinds = map[int64]bool{-32700: true, -32600: true, -32601: true, -32602: true, -32603: true, -32800: true, -32000: true, -32002: true}
+
+func frameKinds(st State, f adapter.Frame) []string {
+	fr, err := decode(st, f)
+	if err != nil {
+		return nil
+	}
+	return fr.kinds(st)
+}
+
+func (fr frame) kinds(st State) []string {
+	m := fr.msg
+	switch {
+	case fr.class != classResponse && fr.dir == adapter.FromClient:
+		return []string{"client:" + m.Method}
+	case m.Method == "session/update":
+		var p struct {
+			Update struct {
+				SessionUpdate string `json:"sessionUpdate"`
+			} `json:"update"`
+		}
+		_ = json.Unmarshal(m.Params, &p) // a bad update is still a session/update
+		return []string{"session/update:" + p.Update.SessionUpdate}
+	case fr.class != classResponse:
+		return []string{m.Method}
+	case fr.dir == adapter.FromClient:
+		if p, ok := st.Pending[fr.key]; ok {
+			return []string{"client-response:" + p.Method}
+		}
+		return []string{"client-response"}
+	case m.Error != nil:
+		if errorKinds[m.Error.Code] {
+			return []string{"error:" + strconv.FormatInt(m.Error.Code, 10)}
+		}
+		return []string{"error"}
+	}
+	method := ""
+	if p, ok := st.Pending[fr.key]; ok {
+		method = p.Method
+	}
+	if reason, ok := stopReason(m.Result); ok && (method == "" || method == "session/prompt") {
+		return []string{"session/prompt", "session/prompt:" + reason}
+	}
+	if method == "" {
+		return []string{"response"}
+	}
+	return []string{method}
+}
+
+func stopReason(result json.RawMessage) (string, bool) {
+	var r struct {
+		StopReason *string `json:"stopReason"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.StopReason == nil {
+		return "", false
+	}
+	return *r.StopReason, true
+}
+
+func source(c class) string {
+	switch c {
+	case classRequest:
+		return sourceRequest
+	case classNotification:
+		return sourceNotification
+	case classResponse:
+	}
+	return sourceResponse
+}
+
+// Map maps one frame; it is the adapter's pure core.
+func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	fr, err := decode(st, f)
+	if err != nil {
+		return st, adapter.Undecodable(f, st.Provider, MappingVersion, sourceNotification, err), nil
+	}
+	st = st.clone()
+	if st.Pending == nil {
+		st.Pending = map[string]pending{}
+	}
+	if st.Sessions == nil {
+		st.Sessions = map[string]session{}
+	}
+	kinds := fr.kinds(st)
+	p, answered := st.Pending[fr.key]
+	if fr.class == classResponse {
+		delete(st.Pending, fr.key)
+	}
+	// The provider is part of every id and of the envelope, so it is decided
+	// before this frame's events are made: the initialize response names the
+	// agent. The client's initialize request, before it, maps to nothing.
+	if fr.class == classResponse && fr.dir == adapter.FromAgent && answered && p.Method == "initialize" && fr.msg.Error == nil && !st.Fixed {
+		if prov := providerOf(fr.msg.Result); prov != "" {
+			st.Provider = prov
+		}
+	}
+	method := fr.msg.Method
+	if fr.class == classResponse {
+		method = p.Method
+	}
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(source(fr.class), method, kinds[0], f.Bytes))
+	m := &mapper{em: em, st: &st, ids: em.IDs(), fr: fr, kind: kinds[0]}
+	switch {
+	case fr.class == classResponse && fr.dir == adapter.FromClient:
+		m.clientResponse(p, answered)
+	case fr.class == classResponse:
+		m.agentResponse(p, answered)
+	case fr.dir == adapter.FromClient:
+		m.clientRequest()
+	default:
+		m.agentMessage()
+	}
+	return st, em.Events(), nil
+}
+
+type mapper struct {
+	em   *adapter.Emitter
+	st   *State
+	ids  canonical.IDSpace
+	fr   frame
+	kind string
+}
+
+// providerOf names the provider of an initialize result's agentInfo. The
+// agents agentwire has adapters for keep their provider, so that a Gemini
+// or Claude session has one provider however it was captured; any other
+// agent gets a slug of its name.
+func providerOf(result json.RawMessage) canonical.Provider {
+	var r struct {
+		AgentInfo *struct {
+			Name  string `json:"name"`
+			Title string `json:"title"`
+		} `json:"agentInfo"`
+	}
+	if json.Unmarshal(result, &r) != nil || r.AgentInfo == nil {
+		return ""
+	}
+	name := strings.ToLower(r.AgentInfo.Name + " " + r.AgentInfo.Title)
+	switch {
+	case strings.Contains(name, "gemini"):
+		return canonical.ProviderGemini
+	case strings.Contains(name, "claude"):
+		return canonical.ProviderClaude
+	case strings.Contains(name, "codex"):
+		return canonical.ProviderCodex
+	case strings.Contains(name, "cursor"):
+		return canonical.ProviderCursor
+	}
+	if p := canonical.ProviderFromName(r.AgentInfo.Name); p.Valid() {
+		return p
+	}
+	return canonical.ProviderFromName(r.AgentInfo.Title)
+}
+
+// env is the envelope of an event of ACP session sid (none when "").
+func (m *mapper) env(sid string) canonical.Event {
+	if sid == "" {
+		return canonical.Event{}
+	}
+	return canonical.Event{
+		ThreadID: m.ids.Native(canonical.EntityThread, sid),
+		TurnID:   m.st.Sessions[sid].Turn,
+		ProviderRefs: canonical.ProviderRefs{
+			ProviderSessionID: sid, ProviderThreadID: sid,
+		},
+	}
+}
+
+func (m *mapper) withRequest(env canonical.Event, reqID string) canonical.Event {
+	env.RequestID = reqID
+	env.ProviderRefs.ProviderRequestID = m.fr.id
+	return env
+}
+
+// sessionOf reads params.sessionId, and remembers it as the current session.
+func (m *mapper) sessionOf(params json.RawMessage) string {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(params, &p) // frames without a session use the current one
+	if p.SessionID == "" {
+		return m.st.Current
+	}
+	m.st.Current = p.SessionID
+	return p.SessionID
+}
+
+func (m *mapper) sess(sid string) session { return m.st.Sessions[sid] }
+
+func (m *mapper) put(sid string, s session) {
+	if sid == "" {
+		return
+	}
+	m.st.Sessions[sid] = s
+}
+
+func (m *mapper) unmapped(env canonical.Event) { adapter.Unmapped(m.em, env, m.kind) }
+
+// rawJSON returns v as JSON for a config or detail member.
+func rawJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(`null`)
+	}
+	return b
+}
+
+// present reports a JSON member that says something (not absent, not null).
+func present(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
+
+// configOf picks the members of a JSON object that are present.
+func configOf(obj json.RawMessage, names ...string) map[string]json.RawMessage {
+	var all map[string]json.RawMessage
+	_ = json.Unmarshal(obj, &all) // a non-object has no members
+	out := map[string]json.RawMessage{}
+	for _, n := range names {
+		if v, ok := all[n]; ok && present(v) {
+			out[n] = v
+		}
+	}
+	return out
+}
