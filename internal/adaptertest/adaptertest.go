@@ -135,6 +135,9 @@ func checkResume(t *testing.T, a adapter.Adapter, frames []adapter.Frame, want [
 		return
 	}
 	for _, cut := range []int{len(frames) / 3, len(frames) / 2, len(frames) - 1} {
+		if cut < 1 {
+			continue // a two-frame input has no frame before its first third
+		}
 		s := a.NewSession("")
 		got := make([][]canonical.Event, 0, len(frames))
 		for _, f := range frames[:cut] {

@@ -1,0 +1,353 @@
+package claudelog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/adapters/claudestream"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Dialect is this adapter's dialect name.
+const Dialect = "claude-log"
+
+// MappingVersion is bumped with every change of what the adapter emits.
+const MappingVersion = "claude-log/1"
+
+// Source is the raw source of session-log lines.
+const Source = "claude.session-log"
+
+// Adapter is the claude-log adapter.
+type Adapter struct{}
+
+// Dialect implements adapter.Adapter.
+func (Adapter) Dialect() string { return Dialect }
+
+// Provider implements adapter.Adapter.
+func (Adapter) Provider() canonical.Provider { return canonical.ProviderClaude }
+
+// MappingVersion implements adapter.Adapter.
+func (Adapter) MappingVersion() string { return MappingVersion }
+
+// Rules implements adapter.Adapter.
+func (Adapter) Rules() adapter.Rules { return rules }
+
+// Kinds implements adapter.Adapter.
+func (Adapter) Kinds(f adapter.Frame) []string {
+	var l line
+	if json.Unmarshal(f.Bytes, &l) != nil || l.Type == "" {
+		return nil
+	}
+	return []string{l.kind()}
+}
+
+// NewSession implements adapter.Adapter.
+func (Adapter) NewSession(p canonical.Provider) adapter.Session {
+	if p == "" {
+		p = canonical.ProviderClaude
+	}
+	return adapter.NewSession(State{Provider: p}, Map)
+}
+
+// State is what the adapter remembers between lines.
+type State struct {
+	// Provider is the provider events are attributed to.
+	Provider canonical.Provider `json:"provider"`
+	// T is the transcript bookkeeping shared with claude-stream.
+	T claudestream.Transcript `json:"t"`
+	// ClosedTurn and ClosedMsg are the turn a terminal assistant line just
+	// ended and that line's message id: further lines of the same message
+	// (a final message split over lines) still belong to that turn.
+	ClosedTurn string `json:"closedTurn,omitempty"`
+	ClosedMsg  string `json:"closedMsg,omitempty"`
+	// Side says the open turn was opened by a sidechain prompt: the log is
+	// a sub-agent's own transcript, whose lines are its main line.
+	Side bool `json:"side,omitempty"`
+}
+
+// line is the union of the members of a session-log line the mapping reads.
+type line struct {
+	Type              string          `json:"type"`
+	Subtype           string          `json:"subtype"`
+	SessionID         string          `json:"sessionId"`
+	UUID              string          `json:"uuid"`
+	Timestamp         string          `json:"timestamp"`
+	IsSidechain       bool            `json:"isSidechain"`
+	IsMeta            bool            `json:"isMeta"`
+	IsCompactSummary  bool            `json:"isCompactSummary"`
+	IsAPIErrorMessage bool            `json:"isApiErrorMessage"`
+	Error             json.RawMessage `json:"error"`
+	Message           json.RawMessage `json:"message"`
+	ToolUseResult     json.RawMessage `json:"toolUseResult"`
+	Data              json.RawMessage `json:"data"`
+	ToolUseID         string          `json:"toolUseID"`
+	ParentToolUseID   string          `json:"parentToolUseID"`
+	Summary           string          `json:"summary"`
+	CustomTitle       string          `json:"customTitle"`
+	Content           json.RawMessage `json:"content"`
+	DurationMs        *int64          `json:"durationMs"`
+	CompactMetadata   json.RawMessage `json:"compactMetadata"`
+	Level             string          `json:"level"`
+	HookErrors        []string        `json:"hookErrors"`
+	Prevented         bool            `json:"preventedContinuation"`
+	RetryAttempt      int             `json:"retryAttempt"`
+	MaxRetries        int             `json:"maxRetries"`
+}
+
+func (l line) kind() string {
+	switch l.Type {
+	case "system":
+		return "system:" + l.Subtype
+	case "progress":
+		var d struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(l.Data, &d) // an untyped progress record is plain "progress:"
+		return "progress:" + d.Type
+	}
+	return l.Type
+}
+
+var terminalStops = map[string]bool{"end_turn": true, "stop_sequence": true, "max_tokens": true, "refusal": true}
+
+// Map maps one session-log line; it is the adapter's pure core.
+func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	var l line
+	err := json.Unmarshal(f.Bytes, &l)
+	if err == nil && l.Type == "" {
+		err = fmt.Errorf("no type member")
+	}
+	if err != nil {
+		return st, adapter.Undecodable(f, st.Provider, MappingVersion, Source, err), nil
+	}
+	kind := l.kind()
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(Source, "", kind, f.Bytes))
+	em.SetTimeRFC3339(l.Timestamp)
+	st = st.clone()
+	st.T.SetSession(l.SessionID)
+	env := st.T.Envelope(em)
+	t := &st.T
+	switch l.Type {
+	case "user":
+		st.ClosedTurn, st.ClosedMsg = "", ""
+		var m claudestream.Message
+		if err := json.Unmarshal(l.Message, &m); err != nil {
+			em.Fail(env, canonical.ErrorClassValidation, "user message could not be decoded: "+err.Error(), nil)
+			break
+		}
+		prompt := isPrompt(m, l) && (!l.IsSidechain || t.Turn == "")
+		if prompt && t.Turn != "" {
+			// A new prompt while a turn is open: older logs write no stop
+			// reason, so the next prompt is where the previous turn ends.
+			env = closeTurn(em, t, env, canonical.TurnStateCompleted, "", nil)
+		}
+		if prompt {
+			st.Side = l.IsSidechain
+		}
+		t.User(em, env, m, claudestream.UserOptions{UUID: l.UUID, Prompt: prompt, Meta: l.IsMeta, Compaction: l.IsCompactSummary, ToolUseResult: l.ToolUseResult})
+	case "assistant":
+		mapAssistant(em, &st, env, l)
+	case "summary":
+		em.Emit(env, &canonical.ThreadMetadataUpdated{Name: l.Summary})
+	case "custom-title":
+		em.Emit(env, &canonical.ThreadMetadataUpdated{Name: l.CustomTitle})
+	case "system":
+		mapSystem(em, &st, env, l, f.Bytes)
+	case "progress":
+		mapProgress(em, t, env, l, kind)
+	case "file-history-snapshot", "queue-operation", "last-prompt", "attachment", "agent-name", "tag", "pr-link", "worktree-state":
+		// Bookkeeping the CLI keeps beside the conversation (rewind
+		// snapshots, the input queue, the resume pointer, context
+		// attachments): thread metadata, the record in raw.
+		em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{l.Type: json.RawMessage(f.Bytes)}})
+	default:
+		adapter.Unmapped(em, env, kind)
+	}
+	return st, em.Events(), nil
+}
+
+func (st State) clone() State {
+	b, err := json.Marshal(st.T)
+	if err != nil {
+		return st
+	}
+	var t claudestream.Transcript
+	if json.Unmarshal(b, &t) == nil {
+		st.T = t
+	}
+	return st
+}
+
+// isPrompt says whether a user line is a user input: text, not a tool
+// result, not text the CLI injected.
+func isPrompt(m claudestream.Message, l line) bool {
+	if l.IsMeta || l.IsCompactSummary {
+		return false
+	}
+	blocks, _, err := m.Blocks()
+	if err != nil || len(blocks) == 0 {
+		return false
+	}
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			return false
+		}
+	}
+	return true
+}
+
+func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {
+	t := &st.T
+	var m claudestream.Message
+	if err := json.Unmarshal(l.Message, &m); err != nil {
+		em.Fail(env, canonical.ErrorClassValidation, "assistant message could not be decoded: "+err.Error(), nil)
+		return
+	}
+	code := ""
+	if len(l.Error) > 0 {
+		_ = json.Unmarshal(l.Error, &code) // an error object keeps code empty; isApiErrorMessage still marks it
+		if code == "" {
+			code = "error"
+		}
+	}
+	failed := l.IsAPIErrorMessage || code != ""
+	side := l.IsSidechain && !st.Side
+	opts := claudestream.AssistantOptions{Failed: failed, ErrorCode: code, FinalUsage: true}
+	if t.Turn == "" && st.ClosedMsg != "" && m.ID == st.ClosedMsg {
+		// Another line of the message that ended the turn.
+		t.Turn = st.ClosedTurn
+		env.TurnID = t.Turn
+		t.Assistant(em, env, m, opts)
+		t.Turn = ""
+		return
+	}
+	st.ClosedTurn, st.ClosedMsg = "", ""
+	if side && t.Turn != "" {
+		// Sub-agent lines run inside the main turn; their usage is the
+		// sub-agent's, not the turn's (the stream's result does not count it).
+		saved := t.Usage
+		t.Usage = nil
+		t.Assistant(em, env, m, opts)
+		t.Usage = saved
+		return
+	}
+	t.Assistant(em, env, m, opts)
+	if side || m.StopReason == nil || !terminalStops[*m.StopReason] {
+		return
+	}
+	env = t.Envelope(em)
+	state, msg := canonical.TurnStateCompleted, ""
+	if failed {
+		state, msg = canonical.TurnStateFailed, claudestream.ResultText(m.Content)
+		msg = firstNonEmpty(msg, code, "API error")
+		em.Fail(env, canonical.ErrorClassProvider, msg, map[string]any{"error": code})
+	}
+	st.ClosedTurn, st.ClosedMsg = t.Turn, m.ID
+	closeTurn(em, t, env, state, msg, m.StopReason)
+}
+
+// closeTurn ends the open turn with the usage of its distinct messages:
+// a session log has no result, so usage is summed, each message once.
+func closeTurn(em *adapter.Emitter, t *claudestream.Transcript, env canonical.Event, state canonical.TurnState, msg string, stop *string) canonical.Event {
+	p := &canonical.TurnCompleted{State: state, ErrorMessage: msg, StopReason: stop}
+	if len(t.Usage) > 0 {
+		u, models := t.TurnUsage()
+		p.Usage, p.ModelUsage = &u, models
+	}
+	return t.CloseTurn(em, env, p)
+}
+
+func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, l line, raw []byte) {
+	t := &st.T
+	content := claudestream.ResultText(l.Content)
+	switch l.Subtype {
+	case "compact_boundary":
+		em.Emit(env, &canonical.ThreadStateChanged{State: canonical.ThreadStateCompacted, Detail: nullable(l.CompactMetadata)})
+	case "turn_duration":
+		if t.Turn != "" {
+			env = t.EnsureTurn(em, env)
+			p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted, DurationMs: l.DurationMs}
+			if len(t.Usage) > 0 {
+				u, models := t.TurnUsage()
+				p.Usage, p.ModelUsage = &u, models
+			}
+			t.CloseTurn(em, env, p)
+			return
+		}
+		env.TurnID = st.ClosedTurn
+		em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{"turnDuration": json.RawMessage(raw)}})
+	case "stop_hook_summary":
+		out := canonical.HookOutcomeSuccess
+		if len(l.HookErrors) > 0 {
+			out = canonical.HookOutcomeError
+		}
+		id := firstNonEmpty(l.ToolUseID, em.IDs().Derived(canonical.EntityEvent, em.Frame().Ordinal, 99))
+		em.Emit(env, &canonical.HookCompleted{HookID: id, Outcome: out, Output: joinLines(l.HookErrors)})
+	case "api_error":
+		em.Warn(env, fmt.Sprintf("API request failed, retrying: attempt %d of %d", l.RetryAttempt, l.MaxRetries), json.RawMessage(raw))
+	case "local_command":
+		e := env
+		e.ItemID = em.IDs().Derived(canonical.EntityItem, em.Frame().Ordinal, 0)
+		p := canonical.ItemLifecycle{ItemType: canonical.ItemTypeCommandExecution, Status: canonical.ItemStatusCompleted, Title: "local command"}
+		if content != "" {
+			p.Content = map[canonical.StreamKind]string{canonical.StreamCommandOutput: content}
+		}
+		s := canonical.ItemStarted(p)
+		s.Status, s.Content = canonical.ItemStatusInProgress, nil
+		em.Emit(e, &s)
+		c := canonical.ItemCompleted(p)
+		em.Emit(e, &c)
+	case "informational":
+		if l.Level == "warning" || l.Level == "error" {
+			em.Warn(env, firstNonEmpty(content, "warning"), json.RawMessage(raw))
+			return
+		}
+		em.Emit(env, &canonical.SessionStateChanged{State: canonical.SessionStateRunning, Reason: "informational", Detail: content})
+	default:
+		adapter.Unmapped(em, env, "system:"+l.Subtype)
+	}
+}
+
+func mapProgress(em *adapter.Emitter, t *claudestream.Transcript, env canonical.Event, l line, kind string) {
+	var d struct {
+		Type      string   `json:"type"`
+		HookEvent string   `json:"hookEvent"`
+		HookName  string   `json:"hookName"`
+		Command   string   `json:"command"`
+		Output    string   `json:"output"`
+		Elapsed   *float64 `json:"elapsedTimeSeconds"`
+		TaskDesc  string   `json:"taskDescription"`
+	}
+	_ = json.Unmarshal(l.Data, &d) // every member is optional
+	if d.Type == "hook_progress" {
+		id := firstNonEmpty(l.ToolUseID, l.UUID, em.IDs().Derived(canonical.EntityEvent, em.Frame().Ordinal, 99))
+		em.Emit(env, &canonical.HookProgress{HookID: id, Output: firstNonEmpty(d.Command, d.HookName+" "+d.HookEvent)})
+		return
+	}
+	tool := firstNonEmpty(l.ParentToolUseID, l.ToolUseID)
+	p := &canonical.ToolProgress{ToolUseID: tool, Summary: firstNonEmpty(d.TaskDesc, d.Type, kind)}
+	if d.Elapsed != nil && *d.Elapsed >= 0 {
+		p.ElapsedSeconds = d.Elapsed
+	}
+	em.Emit(env, p)
+}
+
+func nullable(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 || string(r) == "null" {
+		return nil
+	}
+	return r
+}
+
+func joinLines(s []string) string { return strings.Join(s, "\n") }
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

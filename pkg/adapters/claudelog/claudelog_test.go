@@ -1,0 +1,250 @@
+package claudelog_test
+
+import (
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/adaptertest"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/adapters/claudelog"
+	"github.com/agentwire/agentwire/pkg/adapters/claudestream"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+var (
+	recordingsDir = filepath.Join("..", "..", "..", "testdata", "recordings")
+	recordings    = filepath.Join(recordingsDir, "claude-log", "*.jsonl")
+	corpus        = filepath.Join("..", "..", "..", "..", "shared", "corpus", "claude-sessionlog", "*.jsonl")
+)
+
+func TestInventory(t *testing.T) {
+	t.Parallel()
+	adaptertest.Inventory(t, claudelog.Adapter{}, "testdata/inventory.tsv", "testdata/inventory.jsonl")
+}
+
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	adaptertest.Golden(t, claudelog.Adapter{}, "testdata/inventory.jsonl", "testdata/golden")
+	adaptertest.Golden(t, claudelog.Adapter{}, recordings, filepath.Join("testdata", "golden", "recordings"))
+	if m, _ := filepath.Glob(corpus); len(m) > 0 {
+		adaptertest.Golden(t, claudelog.Adapter{}, corpus, filepath.Join("testdata", "golden", "corpus"))
+	}
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	inputs := adaptertest.Inputs(t, "testdata/inventory.jsonl", false)
+	inputs = append(inputs, adaptertest.Inputs(t, recordings, false)...)
+	// Corpus logs are excerpts or end mid-turn (no stop reason in older logs).
+	inputs = append(inputs, adaptertest.Inputs(t, corpus, true)...)
+	adaptertest.Run(t, claudelog.Adapter{}, inputs, adaptertest.Features{})
+}
+
+func mapLines(t *testing.T, a adapter.Adapter, lines [][]byte) []canonical.Event {
+	t.Helper()
+	var out []canonical.Event
+	for _, evs := range adaptertest.MapAll(t, a, adaptertest.Frames(a.Dialect(), "t", lines)) {
+		out = append(out, evs...)
+	}
+	return out
+}
+
+func strs(lines ...string) [][]byte {
+	out := make([][]byte, len(lines))
+	for i, l := range lines {
+		out[i] = []byte(l)
+	}
+	return out
+}
+
+func TestMap(t *testing.T) {
+	t.Parallel()
+	user := func(uuid, text string) string {
+		return `{"type":"user","isSidechain":false,"message":{"role":"user","content":"` + text + `"},"uuid":"` + uuid + `","sessionId":"s1"}`
+	}
+	asst := func(msg, block, stop string, out int) string {
+		return `{"type":"assistant","isSidechain":false,"message":{"id":"` + msg + `","model":"m","role":"assistant","stop_reason":` + stop + `,"content":[` + block + `],"usage":{"input_tokens":10,"cache_read_input_tokens":5,"output_tokens":` + strconv.Itoa(out) + `}},"uuid":"a` + msg + `","sessionId":"s1"}`
+	}
+	tests := []struct {
+		name  string
+		given []string
+		check func(t *testing.T, evs []canonical.Event)
+	}{
+		{
+			name: "a message split over lines sharing message.id counts its (last) usage once",
+			given: []string{
+				user("u1", "go"),
+				asst("m1", `{"type":"text","text":"a"}`, "null", 1),
+				asst("m1", `{"type":"tool_use","id":"t1","name":"Read","input":{}}`, `"tool_use"`, 7),
+				`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]},"uuid":"u2","sessionId":"s1"}`,
+				asst("m2", `{"type":"text","text":"b"}`, `"end_turn"`, 3),
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var done *canonical.TurnCompleted
+				for _, e := range evs {
+					if p, ok := e.Payload.(*canonical.TurnCompleted); ok {
+						done = p
+					}
+				}
+				require.NotNil(t, done)
+				require.Equal(t, canonical.TokenUsage{InputTokens: 20, CachedInputTokens: 10, OutputTokens: 10}, *done.Usage)
+				require.Equal(t, int64(20), done.ModelUsage["m"].InputTokens)
+			},
+		},
+		{
+			name:  "older logs without stop reasons: the next prompt ends the turn; turns are distinct",
+			given: []string{user("u1", "one"), asst("m1", `{"type":"text","text":"a"}`, "null", 1), user("u2", "two"), asst("m2", `{"type":"text","text":"b"}`, "null", 1)},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var started, completed []string
+				for _, e := range evs {
+					switch e.Type() { //nolint:exhaustive // only turns matter here
+					case canonical.KindTurnStarted:
+						started = append(started, e.TurnID)
+					case canonical.KindTurnCompleted:
+						completed = append(completed, e.TurnID)
+					}
+				}
+				require.Len(t, started, 2)
+				require.NotEqual(t, started[0], started[1])
+				require.Equal(t, started[:1], completed)
+			},
+		},
+		{
+			name:  "an API error message ends the turn failed",
+			given: []string{user("u1", "hi"), `{"type":"assistant","message":{"id":"e1","model":"<synthetic>","role":"assistant","stop_reason":"stop_sequence","content":[{"type":"text","text":"API Error: 500"}],"usage":{"input_tokens":0,"output_tokens":0}},"isApiErrorMessage":true,"error":"server_error","sessionId":"s1"}`},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				last := evs[len(evs)-2].Payload.(*canonical.TurnCompleted)
+				require.Equal(t, canonical.TurnStateFailed, last.State)
+				require.Equal(t, "API Error: 500", last.ErrorMessage)
+			},
+		},
+		{
+			name:  "bad input is kept, not dropped",
+			given: []string{`{"type":"user"`, `{"type":"brand-new-record"}`},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, canonical.KindRuntimeError, evs[0].Type())
+				require.Equal(t, canonical.KindRuntimeWarning, evs[1].Type())
+				require.Equal(t, claudelog.Source, evs[0].Raw.Source)
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			evs := mapLines(t, claudelog.Adapter{}, strs(tt.given...))
+			for _, e := range evs {
+				require.NoError(t, canonical.Validate(e))
+			}
+			tt.check(t, evs)
+		})
+	}
+}
+
+// transcript is what a stream and the log of one session must agree on.
+type transcript struct {
+	Turns   int
+	Texts   [][]string // per turn: final assistant texts, in order
+	Items   []string   // assistant, reasoning and tool item ids, in order
+	Usage   []canonical.TokenUsage
+	Threads []string
+}
+
+func summarize(evs []canonical.Event) transcript {
+	var tr transcript
+	turn := -1
+	for _, e := range evs {
+		switch p := e.Payload.(type) { //nolint:gochecksumtype // only turns and items matter here
+		case *canonical.TurnStarted:
+			tr.Turns++
+			turn++
+			tr.Texts = append(tr.Texts, nil)
+		case *canonical.ItemCompleted:
+			if p.ItemType == canonical.ItemTypeUserMessage {
+				continue
+			}
+			tr.Items = append(tr.Items, e.ItemID)
+			if text := p.Content[canonical.StreamAssistantText]; text != "" && turn >= 0 {
+				tr.Texts[turn] = append(tr.Texts[turn], text)
+			}
+		case *canonical.TurnCompleted:
+			if p.Usage != nil {
+				tr.Usage = append(tr.Usage, *p.Usage)
+			}
+		case *canonical.ThreadStarted:
+			tr.Threads = append(tr.Threads, e.ThreadID)
+		}
+	}
+	return tr
+}
+
+// TestStreamAndLogAgree maps the control-protocol stream and the session
+// log of the same recorded runs (testdata/recordings/MANIFEST.tsv: each
+// claude-log file was written by the claude-control run of its scenario)
+// and checks they give the same turns, item ids, final texts and usage.
+func TestStreamAndLogAgree(t *testing.T) {
+	t.Parallel()
+	logs, err := filepath.Glob(recordings)
+	require.NoError(t, err)
+	require.NotEmpty(t, logs)
+	for _, logPath := range logs {
+		name := filepath.Base(logPath)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			stream := summarize(mapLines(t, claudestream.Adapter{}, adaptertest.ReadLines(t, filepath.Join(recordingsDir, "claude-control", name))))
+			log := summarize(mapLines(t, claudelog.Adapter{}, adaptertest.ReadLines(t, logPath)))
+			require.Positive(t, stream.Turns)
+			require.Equal(t, stream.Turns, log.Turns, "turns")
+			require.Equal(t, stream.Texts, log.Texts, "final assistant texts per turn")
+			require.Equal(t, stream.Items, log.Items, "item ids")
+			require.Equal(t, stream.Usage, log.Usage, "per-turn usage")
+		})
+	}
+}
+
+// FuzzMap maps arbitrary lines: never a panic, every event validates and
+// round-trips through its JSON document.
+func FuzzMap(f *testing.F) {
+	lines := adaptertest.ReadLines(f, "testdata/inventory.jsonl")
+	for i, l := range lines {
+		f.Add(l, lines[(i+1)%len(lines)])
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		s := claudelog.Adapter{}.NewSession("")
+		for i, frame := range [][]byte{a, b} {
+			evs, err := s.Map(adaptertest.Frames(claudelog.Dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) == 0 {
+				t.Fatalf("frame %q mapped to nothing", frame)
+			}
+			for _, e := range evs {
+				if err := canonical.Validate(e); err != nil {
+					t.Fatalf("invalid %s: %v", e.Type(), err)
+				}
+				doc, err := canonical.Encode(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := canonical.Decode(doc); err != nil {
+					t.Fatalf("does not round-trip: %v", err)
+				}
+			}
+		}
+	})
+}
+
+func BenchmarkMap(b *testing.B) {
+	var lines [][]byte
+	for _, in := range adaptertest.Inputs(b, recordings, false) {
+		lines = append(lines, in.Frames...)
+	}
+	adaptertest.Bench(b, claudelog.Adapter{}, lines)
+}

@@ -1,0 +1,43 @@
+package claudelog
+
+import (
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/adapters/claudestream"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+func k(kinds ...canonical.Kind) []canonical.Kind { return kinds }
+
+var closing = k(canonical.KindRuntimeError, canonical.KindTurnStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated)
+
+var metadata = k(canonical.KindThreadMetadataUpdated)
+
+const metadataNote = "bookkeeping beside the conversation: thread.metadata.updated with the record under its type (raw keeps it)"
+
+var rules = adapter.Rules{
+	{Kind: "user", Emits: append(append([]canonical.Kind{}, claudestream.UserEmits...), closing...), Note: claudestream.UserNote + " A prompt is a user line with text and no tool_result that is not isMeta or isCompactSummary; a prompt while a turn is open ends that turn first (completed, with the summed usage: older logs write no stop reason). A sidechain prompt opens a turn only when none is open (a sub-agent's own transcript). isMeta text is a user_message titled as injected; a compaction summary is a context_compaction item."},
+	{Kind: "assistant", Emits: append(append([]canonical.Kind{}, claudestream.AssistantEmits...), closing...), Note: claudestream.AssistantNote + " Usage: the log writes the message's usage on each of its lines, refined as it streamed; the last line's counts once per message.id, and a turn's usage is the sum over its messages (sidechain messages excluded, as in the stream's result). A non-sidechain message with a terminal stop_reason (end_turn, stop_sequence, max_tokens, refusal) ends the turn; an API error message (isApiErrorMessage) ends it failed with runtime.error. Further lines of that message stay in the turn they ended."},
+	{Kind: "summary", Emits: metadata, Note: "thread.metadata.updated{name: summary}"},
+	{Kind: "custom-title", Emits: metadata, Note: "thread.metadata.updated{name: customTitle}"},
+	{Kind: "file-history-snapshot", Emits: metadata, Note: metadataNote + " (rewind snapshot)"},
+	{Kind: "queue-operation", Emits: metadata, Note: metadataNote + " (input queue; the user line that follows carries the prompt)"},
+	{Kind: "last-prompt", Emits: metadata, Note: metadataNote + " (resume pointer)"},
+	{Kind: "attachment", Emits: metadata, Note: metadataNote + " (context attached to the conversation: skill and agent listings, hook output, ...)"},
+	{Kind: "agent-name", Emits: metadata, Note: metadataNote},
+	{Kind: "tag", Emits: metadata, Note: metadataNote},
+	{Kind: "pr-link", Emits: metadata, Note: metadataNote},
+	{Kind: "worktree-state", Emits: metadata, Note: metadataNote},
+	{Kind: "system:compact_boundary", Emits: k(canonical.KindThreadStateChanged), Note: "thread.state.changed{compacted} with compactMetadata"},
+	{Kind: "system:turn_duration", Emits: append(append([]canonical.Kind{}, closing...), canonical.KindThreadMetadataUpdated), Note: "ends the open turn with durationMs; after a turn already ended, thread.metadata.updated{turnDuration}"},
+	{Kind: "system:stop_hook_summary", Emits: k(canonical.KindHookCompleted), Note: "hook.completed: error when hookErrors, else success"},
+	{Kind: "system:api_error", Emits: k(canonical.KindRuntimeWarning), Note: "runtime.warning: the API call failed and is retried (retryAttempt of maxRetries)"},
+	{Kind: "system:local_command", Emits: k(canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted), Note: "a completed command_execution item (local slash command) with its content as command_output"},
+	{Kind: "system:informational", Emits: k(canonical.KindSessionStateChanged, canonical.KindRuntimeWarning), Note: "level warning/error → runtime.warning, else session.state.changed"},
+	{Kind: "progress:hook_progress", Emits: k(canonical.KindHookProgress), Note: "hook.progress (hook id: toolUseID, else the record's uuid)"},
+	{Kind: "progress:bash_progress", Emits: k(canonical.KindToolProgress), Note: "tool.progress of the Bash call, elapsedTimeSeconds"},
+	{Kind: "progress:agent_progress", Emits: k(canonical.KindToolProgress), Note: "tool.progress of the Task call (parentToolUseID); the sub-agent's messages are in its own transcript"},
+	{Kind: "progress:waiting_for_task", Emits: k(canonical.KindToolProgress), Note: "tool.progress"},
+	{Kind: "progress:mcp_progress", Emits: k(canonical.KindToolProgress), Note: "tool.progress"},
+	{Kind: "progress:query_update", Emits: k(canonical.KindToolProgress), Note: "tool.progress (web search)"},
+	{Kind: "progress:search_results_received", Emits: k(canonical.KindToolProgress), Note: "tool.progress (web search)"},
+}
