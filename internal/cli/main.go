@@ -54,8 +54,7 @@ func Exec(ctx context.Context, name string, run RunFunc, args []string, stdout, 
 	}
 	// A command run on the user's behalf (ingest exec) has said what went
 	// wrong; exit with its code.
-	var coded *exitCodeError
-	if errors.As(err, &coded) {
+	if coded, ok := errors.AsType[*exitCodeError](err); ok {
 		return coded.code
 	}
 	// Nothing is left to tell if stderr itself is broken.

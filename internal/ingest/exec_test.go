@@ -1,0 +1,89 @@
+package ingest_test
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/ingest"
+)
+
+func TestExec(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	res, err := f.in.Exec(t.Context(), ingest.ExecOptions{
+		Args:    []string{"sh", "-c", `printf '{"type":"turn.started"}\n\n{"broken\n'; echo 'warn: slow' >&2; printf '\377\n' >&2; exit 3`},
+		Session: ingest.Session{Dialect: "codex-exec"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3, res.ExitCode)
+	require.True(t, strings.HasPrefix(res.SessionKey, "exec:sh:"), res.SessionKey)
+	require.Equal(t, uint64(2), res.Stdout)
+	require.Equal(t, uint64(2), res.Stderr)
+	require.Equal(t, uint64(5), res.Frames)
+
+	msgs := bySession(f.raw(t))[res.SessionKey]
+	require.Len(t, msgs, 5)
+	var stdout, stderr []string
+	for i, m := range msgs {
+		require.Equal(t, "codex-exec", m.header.Get(bus.HeaderDialect))
+		require.Equal(t, res.SessionKey, m.header.Get(bus.HeaderSessionKey))
+		require.Equal(t, []string{string(rune('1' + i))}, m.header.Values(bus.HeaderOrdinal))
+		if i == len(msgs)-1 {
+			var exit ingest.ExitFrame
+			require.NoError(t, json.Unmarshal(m.data, &exit))
+			require.Equal(t, ingest.ExitFrame{Agentwire: "exit", Code: 3}, exit)
+			require.JSONEq(t, `{"agentwire":"exit","code":3}`, string(m.data))
+			continue
+		}
+		if strings.HasPrefix(string(m.data), `{"agentwire":"stderr"`) {
+			stderr = append(stderr, string(m.data))
+		} else {
+			stdout = append(stdout, string(m.data))
+		}
+	}
+	require.Equal(t, []string{`{"type":"turn.started"}`, `{"broken`}, stdout)
+	require.Equal(t, []string{`{"agentwire":"stderr","line":"warn: slow"}`, `{"agentwire":"stderr","lineBase64":"/w=="}`}, stderr)
+}
+
+func TestExecSignals(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+
+	// A forwarded SIGTERM reaches the command, which exits its own way.
+	sigs := make(chan os.Signal, 1)
+	go func() { time.Sleep(300 * time.Millisecond); sigs <- syscall.SIGTERM }()
+	res, err := f.in.Exec(t.Context(), ingest.ExecOptions{
+		Args:    []string{"sh", "-c", `trap 'echo "{\"got\":\"TERM\"}"; exit 7' TERM; while :; do sleep 0.02; done`},
+		Session: ingest.Session{Key: "trap", Dialect: "codex-exec"},
+		Signals: sigs,
+	})
+	require.NoError(t, err)
+	require.Equal(t, 7, res.ExitCode)
+	msgs := bySession(f.raw(t))["trap"]
+	require.Len(t, msgs, 2)
+	require.JSONEq(t, `{"got":"TERM"}`, string(msgs[0].data))
+	require.JSONEq(t, `{"agentwire":"exit","code":7}`, string(msgs[1].data))
+
+	// Killed by a signal: 128+n and its name.
+	res, err = f.in.Exec(t.Context(), ingest.ExecOptions{
+		Args:    []string{"sh", "-c", `kill -KILL $$`},
+		Session: ingest.Session{Key: "killed", Dialect: "codex-exec"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, 137, res.ExitCode)
+	msgs = bySession(f.raw(t))["killed"]
+	require.Len(t, msgs, 1)
+	require.JSONEq(t, `{"agentwire":"exit","code":137,"signal":"SIGKILL"}`, string(msgs[0].data))
+
+	// The command cannot start: an error, nothing published.
+	_, err = f.in.Exec(t.Context(), ingest.ExecOptions{Args: []string{"/nonexistent/agent"}, Session: ingest.Session{Key: "none", Dialect: "codex-exec"}})
+	require.ErrorContains(t, err, "/nonexistent/agent")
+	require.Empty(t, bySession(f.raw(t))["none"])
+}
