@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -208,8 +209,10 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	}
 	mp := &mapper{st: &st, em: em, f: f, m: m}
 	var p ids
-	if len(m.Params) > 0 && json.Unmarshal(m.Params, &p) != nil {
-		return st, adapter.Undecodable(f, st.Provider, MappingVersion, source, fmt.Errorf("params of %s are not an object", m.Method)), nil
+	if len(m.Params) > 0 {
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			return st, adapter.Undecodable(f, st.Provider, MappingVersion, source, fmt.Errorf("params of %s: %w", m.Method, err)), nil
+		}
 	}
 	mp.setIDs(p)
 	switch {
@@ -236,22 +239,13 @@ func (st State) clone() State {
 	c.Turns = slices.Clone(st.Turns)
 	c.Items = slices.Clone(st.Items)
 	if st.ServerRequests != nil {
-		c.ServerRequests = make(map[string]Pending, len(st.ServerRequests))
-		for k, v := range st.ServerRequests {
-			c.ServerRequests[k] = v
-		}
+		c.ServerRequests = maps.Clone(st.ServerRequests)
 	}
 	if st.ClientRequests != nil {
-		c.ClientRequests = make(map[string]string, len(st.ClientRequests))
-		for k, v := range st.ClientRequests {
-			c.ClientRequests[k] = v
-		}
+		c.ClientRequests = maps.Clone(st.ClientRequests)
 	}
 	if st.Usage != nil {
-		c.Usage = make(map[string]canonical.TokenUsage, len(st.Usage))
-		for k, v := range st.Usage {
-			c.Usage[k] = v
-		}
+		c.Usage = maps.Clone(st.Usage)
 	}
 	return c
 }
@@ -1185,7 +1179,7 @@ func (mp *mapper) response() {
 	}
 	var result map[string]json.RawMessage
 	_ = json.Unmarshal(mp.m.Result, &result)
-	switch method { //nolint:gocritic // one case per request family
+	switch method {
 	case "initialize", "thread/start", "thread/resume", "thread/fork":
 		// The answer is the effective configuration: the server's user
 		// agent and home, or the thread's model, cwd, sandbox.

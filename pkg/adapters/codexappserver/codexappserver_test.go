@@ -12,7 +12,10 @@ import (
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
-const recordings = "../../../testdata/recordings/codex-app-server/*.jsonl"
+const (
+	recordings = "../../../testdata/recordings/codex-app-server/*.jsonl"
+	corpus     = "../../../../shared/corpus/codex-app-server/*.jsonl"
+)
 
 func TestInventory(t *testing.T) {
 	t.Parallel()
@@ -23,6 +26,10 @@ func TestGolden(t *testing.T) {
 	t.Parallel()
 	adaptertest.Golden(t, codexappserver.Adapter{}, "testdata/inventory.jsonl", "testdata/golden")
 	adaptertest.Golden(t, codexappserver.Adapter{}, recordings, "testdata/golden")
+	// The shared corpus, when it is checked out next to the project.
+	if m, _ := filepath.Glob(corpus); len(m) > 0 {
+		adaptertest.Golden(t, codexappserver.Adapter{}, corpus, "testdata/golden")
+	}
 }
 
 // silent: serverRequest/resolved after the client's answer only confirms it.
@@ -34,7 +41,6 @@ func TestConformance(t *testing.T) {
 	t.Parallel()
 	inputs := adaptertest.Inputs(t, "testdata/inventory.jsonl", false)
 	inputs = append(inputs, adaptertest.Inputs(t, recordings, false)...)
-	corpus := filepath.Join("..", "..", "..", "..", "shared", "corpus", "codex-app-server", "*.jsonl")
 	inputs = append(inputs, adaptertest.Inputs(t, corpus, true)...)
 	adaptertest.Run(t, codexappserver.Adapter{}, inputs, adaptertest.Features{Silent: silent})
 }

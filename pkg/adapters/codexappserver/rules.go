@@ -142,7 +142,7 @@ var rules = adapter.Rules{
 	{Kind: "response", Emits: kinds_{canonical.KindSessionConfigured, canonical.KindSessionStateChanged, canonical.KindUserInputResolved, canonical.KindRequestResolved, canonical.KindRuntimeWarning, canonical.KindRuntimeError}, Note: "the agent's answer to a client request, read by that request's method: initialize and thread/start|resume|fork → session.configured with the effective configuration (userAgent, model, cwd, sandbox; thread id in providerRefs); turn/start → session running; an error answer → runtime.error (JSON-RPC protocol codes → validation_error). A bare frame answering a pending server request is the client's answer (see client:response); an answer to no known request is a warning"},
 }
 
-func init() {
+var _ = func() bool {
 	for _, t := range []string{
 		"userMessage", "hookPrompt", "agentMessage", "functionCallOutput", "plan", "reasoning",
 		"commandExecution", "fileChange", "mcpToolCall", "dynamicToolCall", "collabAgentToolCall",
@@ -151,7 +151,8 @@ func init() {
 	} {
 		rules = append(rules, adapter.Rule{Kind: "item:" + t, Emits: itemEvents, Note: itemNotes[t]})
 	}
-}
+	return true
+}()
 
 var itemNotes = map[string]string{
 	"userMessage":         "user_message; content text → content.unknown (user text is no assistant stream)",

@@ -7,6 +7,7 @@ package codexcommon
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -225,11 +226,4 @@ func Members(raw json.RawMessage, skip ...string) map[string]json.RawMessage {
 	return out
 }
 
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func slicesContains(list []string, s string) bool { return slices.Contains(list, s) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -13,7 +14,7 @@ import (
 const Dialect = "codex-exec"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-exec/1"
+const MappingVersion = "codex-exec/2"
 
 const rawSource = "codex.sdk.thread-event"
 
@@ -131,7 +132,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	case "turn.completed":
 		p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted}
 		if len(ev.Usage) > 0 {
-			if u, err := canonical.FoldUsage(ev.Usage, canonical.OpenAIUsage); err == nil {
+			if u, err := codexcommon.Usage(ev.Usage); err == nil {
 				p.Usage = &u
 				st.Total = st.Total.Add(u)
 			} else {
@@ -148,10 +149,10 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		if ev.Error != nil && ev.Error.Message != "" {
 			msg = ev.Error.Message
 		}
-		em.Fail(env, canonical.ErrorClassProvider, msg, nil)
+		em.Fail(env, codexcommon.ErrorClass(nil, msg), msg, nil)
 		closeTurn(em, &st, env, &canonical.TurnCompleted{State: canonical.TurnStateFailed, ErrorMessage: msg})
 	case "error":
-		if strings.HasPrefix(ev.Message, "Reconnecting") {
+		if codexcommon.IsRetrying(ev.Message) {
 			em.Warn(env, ev.Message, map[string]bool{"willRetry": true})
 		} else {
 			em.Fail(env, canonical.ErrorClassProvider, nonEmpty(ev.Message, "codex reported an error"), nil)
@@ -187,10 +188,8 @@ func closeTurn(em *adapter.Emitter, st *State, env canonical.Event, p *canonical
 func mapItem(em *adapter.Emitter, st *State, env canonical.Event, kind string, it item, data json.RawMessage) {
 	env.ItemID = em.IDs().Native(canonical.EntityItem, st.Thread, st.Turn, it.ID)
 	env.ProviderRefs.ProviderItemID = it.ID
-	itemType, known := itemTypes[it.Type]
-	if !known {
-		itemType = canonical.ItemTypeUnknown
-	}
+	// One item type table for the three Codex dialects.
+	itemType, _ := codexcommon.ItemType(it.Type)
 	p := canonical.ItemLifecycle{
 		ItemType: itemType,
 		Status:   itemStatus(it.Status, kind),
@@ -258,18 +257,6 @@ func mapItem(em *adapter.Emitter, st *State, env canonical.Event, kind string, i
 		planEnv.ItemID, planEnv.ProviderRefs.ProviderItemID = "", ""
 		em.Emit(planEnv, plan)
 	}
-}
-
-var itemTypes = map[string]canonical.ItemType{
-	"agent_message":     canonical.ItemTypeAssistantMessage,
-	"reasoning":         canonical.ItemTypeReasoning,
-	"command_execution": canonical.ItemTypeCommandExecution,
-	"file_change":       canonical.ItemTypeFileChange,
-	"mcp_tool_call":     canonical.ItemTypeMCPToolCall,
-	"web_search":        canonical.ItemTypeWebSearch,
-	"todo_list":         canonical.ItemTypePlan,
-	"error":             canonical.ItemTypeError,
-	"collab_tool_call":  canonical.ItemTypeCollabAgentToolCall,
 }
 
 func itemStatus(s, kind string) canonical.ItemStatus {

@@ -17,17 +17,27 @@ func TestInventory(t *testing.T) {
 	adaptertest.Inventory(t, codexexec.Adapter{}, "testdata/inventory.tsv", "testdata/inventory.jsonl")
 }
 
+const (
+	recordings = "../../../testdata/recordings/codex-exec/*.jsonl"
+	corpus     = "../../../../shared/corpus/codex-exec/*.jsonl"
+)
+
 func TestGolden(t *testing.T) {
 	t.Parallel()
 	adaptertest.Golden(t, codexexec.Adapter{}, "testdata/inventory.jsonl", "testdata")
+	adaptertest.Golden(t, codexexec.Adapter{}, recordings, "testdata/golden")
+	// The shared corpus, when it is checked out next to the project.
+	if m, _ := filepath.Glob(corpus); len(m) > 0 {
+		adaptertest.Golden(t, codexexec.Adapter{}, corpus, "testdata/golden")
+	}
 }
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	inputs := adaptertest.Inputs(t, "testdata/inventory.jsonl", false)
+	inputs = append(inputs, adaptertest.Inputs(t, recordings, false)...)
 	// Real transcripts from public projects, when the shared corpus is
 	// checked out next to the project; many are excerpts.
-	corpus := filepath.Join("..", "..", "..", "..", "shared", "corpus", "codex-exec", "*.jsonl")
 	inputs = append(inputs, adaptertest.Inputs(t, corpus, true)...)
 	adaptertest.Run(t, codexexec.Adapter{}, inputs, adaptertest.Features{})
 }
@@ -96,7 +106,7 @@ func TestMap(t *testing.T) {
 				done := evs[3].Payload.(*canonical.TurnCompleted)
 				require.Equal(t, canonical.TurnStateFailed, done.State)
 				require.Equal(t, "401 Unauthorized", done.ErrorMessage)
-				require.Equal(t, canonical.ErrorClassProvider, evs[2].Payload.(*canonical.RuntimeError).Class)
+				require.Equal(t, canonical.ErrorClassPermission, evs[2].Payload.(*canonical.RuntimeError).Class, "an authentication failure")
 			},
 		},
 		{
@@ -108,6 +118,28 @@ func TestMap(t *testing.T) {
 				require.NotEqual(t, evs[2].ItemID, evs[5].ItemID)
 				require.NotEqual(t, evs[2].ThreadID, evs[5].ThreadID)
 				require.Equal(t, "item_0", evs[2].ProviderRefs.ProviderItemID)
+			},
+		},
+		{
+			name:     "usage keys: cached_input_tokens, cache_write_input_tokens, reasoning_output_tokens",
+			given:    []string{`{"type":"turn.started"}`, `{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":50,"cache_write_input_tokens":20,"output_tokens":30,"reasoning_output_tokens":12}}`},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, canonical.TokenUsage{InputTokens: 30, CachedInputTokens: 50, CacheWriteInputTokens: 20, OutputTokens: 30, ReasoningOutputTokens: 12}, *evs[1].Payload.(*canonical.TurnCompleted).Usage)
+			},
+		},
+		{
+			name:     "no turn id on the wire: each turn gets a derived one; an auth failure is a permission error",
+			given:    []string{`{"type":"turn.started"}`, `{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized"}}`, `{"type":"turn.started"}`},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindRuntimeError, canonical.KindTurnCompleted, canonical.KindTurnStarted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.NotEmpty(t, evs[0].TurnID)
+				require.Empty(t, evs[0].ProviderRefs.ProviderTurnID)
+				require.Equal(t, evs[0].TurnID, evs[2].TurnID)
+				require.NotEqual(t, evs[0].TurnID, evs[3].TurnID)
+				require.Equal(t, canonical.ErrorClassPermission, evs[1].Payload.(*canonical.RuntimeError).Class)
 			},
 		},
 		{
@@ -173,5 +205,9 @@ func FuzzMap(f *testing.F) {
 }
 
 func BenchmarkMap(b *testing.B) {
-	adaptertest.Bench(b, codexexec.Adapter{}, adaptertest.ReadLines(b, "testdata/inventory.jsonl"))
+	var lines [][]byte
+	for _, in := range adaptertest.Inputs(b, recordings, false) {
+		lines = append(lines, in.Frames...)
+	}
+	adaptertest.Bench(b, codexexec.Adapter{}, lines)
 }

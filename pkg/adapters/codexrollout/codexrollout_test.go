@@ -12,7 +12,10 @@ import (
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
-const recordings = "../../../testdata/recordings/codex-rollout/*.jsonl"
+const (
+	recordings = "../../../testdata/recordings/codex-rollout/*.jsonl"
+	corpus     = "../../../../shared/corpus/codex-rollout/*.jsonl"
+)
 
 func TestInventory(t *testing.T) {
 	t.Parallel()
@@ -23,13 +26,16 @@ func TestGolden(t *testing.T) {
 	t.Parallel()
 	adaptertest.Golden(t, codexrollout.Adapter{}, "testdata/inventory.jsonl", "testdata/golden")
 	adaptertest.Golden(t, codexrollout.Adapter{}, recordings, "testdata/golden")
+	// The shared corpus, when it is checked out next to the project.
+	if m, _ := filepath.Glob(corpus); len(m) > 0 {
+		adaptertest.Golden(t, codexrollout.Adapter{}, corpus, "testdata/golden")
+	}
 }
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	inputs := adaptertest.Inputs(t, "testdata/inventory.jsonl", false)
 	inputs = append(inputs, adaptertest.Inputs(t, recordings, false)...)
-	corpus := filepath.Join("..", "..", "..", "..", "shared", "corpus", "codex-rollout", "*.jsonl")
 	inputs = append(inputs, adaptertest.Inputs(t, corpus, true)...)
 	adaptertest.Run(t, codexrollout.Adapter{}, inputs, adaptertest.Features{})
 }

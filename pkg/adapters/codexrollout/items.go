@@ -2,6 +2,7 @@ package codexrollout
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -10,12 +11,11 @@ import (
 
 // sighting is one line's report of an item.
 type sighting struct {
-	family canonical.ItemType
-	fam    Family
-	pid    string
-	key    string // tool calls: "call:<id>"
-	tool   bool
-	lc     canonical.ItemLifecycle
+	fam  Family
+	pid  string
+	key  string // tool calls: "call:<id>"
+	tool bool
+	lc   canonical.ItemLifecycle
 	// final marks a sighting that ends the item (a tool call's output, an
 	// end event with nothing after it).
 	final bool
@@ -49,9 +49,7 @@ func merge(dst map[canonical.StreamKind]string, src map[canonical.StreamKind]str
 	if dst == nil {
 		dst = map[canonical.StreamKind]string{}
 	}
-	for k, v := range src {
-		dst[k] = v
-	}
+	maps.Copy(dst, src)
 	return dst
 }
 
@@ -181,7 +179,7 @@ func (mp *mapper) messageSighting(s sighting) {
 // delta appends streamed text to the open item of the type (legacy
 // deltas name no item) or of the id, opening it when needed.
 func (mp *mapper) delta(t canonical.ItemType, k canonical.StreamKind, pid, text string, contentIndex, summaryIndex *int) {
-	i := -1
+	var i int
 	if pid != "" {
 		i = slices.IndexFunc(mp.st.Open, func(o OpenItem) bool { return o.PID == pid })
 	} else {

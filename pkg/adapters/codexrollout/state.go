@@ -1,6 +1,7 @@
 package codexrollout
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/agentwire/agentwire/pkg/canonical"
@@ -88,11 +89,7 @@ func (st State) clone() State {
 	c.Open = slices.Clone(st.Open)
 	for i := range c.Open {
 		if st.Open[i].Content != nil {
-			m := make(map[canonical.StreamKind]string, len(st.Open[i].Content))
-			for k, v := range st.Open[i].Content {
-				m[k] = v
-			}
-			c.Open[i].Content = m
+			c.Open[i].Content = maps.Clone(st.Open[i].Content)
 		}
 	}
 	c.Done = slices.Clone(st.Done)
