@@ -302,3 +302,16 @@ func TestStream(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
+
+func TestBarProgress(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	p := ingest.BarProgress(&buf)
+	p.Start(1000)
+	p.Add(400, 3)
+	p.Set(1000)
+	p.Log(func() { _, _ = buf.Write([]byte("a note\n")) })
+	p.Finish()
+	require.Contains(t, buf.String(), "3 frames")
+	require.Contains(t, buf.String(), "a note")
+}

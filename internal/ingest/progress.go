@@ -60,6 +60,7 @@ func (b *barProgress) Start(total int64) {
 		progressbar.OptionSetWriter(b.w),
 		progressbar.OptionSetDescription(describe(0)),
 		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionThrottle(100*time.Millisecond),
