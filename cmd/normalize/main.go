@@ -1,10 +1,7 @@
-// Command normalize runs the agentwire normalize service (see package
+// Command normalize runs the agentwire normalizer service (see package
 // github.com/agentwire/agentwire/internal/normalize).
 package main
 
-import (
-	"github.com/agentwire/agentwire/internal/cli"
-	"github.com/agentwire/agentwire/internal/normalize"
-)
+import "github.com/agentwire/agentwire/internal/cli"
 
-func main() { cli.Main("normalize", normalize.Run) }
+func main() { cli.Main("normalize", cli.Normalize) }

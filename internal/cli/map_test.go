@@ -66,7 +66,7 @@ func TestMapErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"map", mapInput}, ExitUsage, "--dialect is required (one of codex-exec"},
+		{[]string{"map", mapInput}, ExitUsage, "--dialect is required (one of acp, claude-log"},
 		{[]string{"map", "--dialect", "codex", mapInput}, ExitUsage, `unknown dialect "codex"`},
 		{[]string{"map", "--dialect", "codex-exec", "--provider", "a.b", mapInput}, ExitUsage, "--provider"},
 		{[]string{"map", "--dialect", "codex-exec", "--tenant", "A B", mapInput}, ExitUsage, "--tenant"},

@@ -5,15 +5,27 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentwire/agentwire/pkg/adapters/acp"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/adapters/claudelog"
+	"github.com/agentwire/agentwire/pkg/adapters/claudestream"
+	"github.com/agentwire/agentwire/pkg/adapters/codexappserver"
 	"github.com/agentwire/agentwire/pkg/adapters/codexexec"
+	"github.com/agentwire/agentwire/pkg/adapters/codexrollout"
+	"github.com/agentwire/agentwire/pkg/adapters/geministream"
 )
 
 // registry holds every adapter by dialect name.
 var registry = func() map[string]adapter.Adapter {
 	m := map[string]adapter.Adapter{}
 	for _, a := range []adapter.Adapter{
+		acp.Adapter{},
+		claudelog.Adapter{},
+		claudestream.Adapter{},
+		codexappserver.Adapter{},
 		codexexec.Adapter{},
+		codexrollout.Adapter{},
+		geministream.Adapter{},
 	} {
 		m[a.Dialect()] = a
 	}

@@ -7,13 +7,28 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/pkg/adapters/acp"
+	"github.com/agentwire/agentwire/pkg/adapters/claudelog"
+	"github.com/agentwire/agentwire/pkg/adapters/claudestream"
+	"github.com/agentwire/agentwire/pkg/adapters/codexappserver"
+	"github.com/agentwire/agentwire/pkg/adapters/codexexec"
+	"github.com/agentwire/agentwire/pkg/adapters/codexrollout"
+	"github.com/agentwire/agentwire/pkg/adapters/geministream"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/mapping")
 
-// intros say in a sentence what each dialect is, above its table.
+// intros say in a paragraph what each dialect is, above its table; each
+// adapter package keeps its own.
 var intros = map[string]string{
-	"codex-exec": "`codex exec --json`: the Codex SDK's ThreadEvent stream, one JSON event per line (raw source `codex.sdk.thread-event`). See the package documentation of `pkg/adapters/codexexec` for ids, usage and errors.",
+	acp.Dialect:            acp.Intro,
+	claudelog.Dialect:      claudelog.Intro,
+	claudestream.Dialect:   claudestream.Intro,
+	codexappserver.Dialect: codexappserver.Intro,
+	codexexec.Dialect:      codexexec.Intro,
+	codexrollout.Dialect:   codexrollout.Intro,
+	geministream.Dialect:   geministream.Intro,
 }
 
 // TestMappingDocs keeps docs/mapping/<dialect>.md equal to the adapters'
@@ -44,5 +59,5 @@ func TestLookupUnknown(t *testing.T) {
 	t.Parallel()
 
 	_, err := Lookup("codex")
-	require.ErrorContains(t, err, `unknown dialect "codex" (known: codex-exec`)
+	require.ErrorContains(t, err, `unknown dialect "codex" (known: acp, claude-log, claude-stream, codex-app-server, codex-exec, codex-rollout, gemini-stream)`)
 }

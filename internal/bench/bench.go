@@ -1,0 +1,429 @@
+// Package bench is `agentwire bench`: end-to-end performance figures
+// measured on this machine, each with its same-run baseline, printed as
+// `name value unit` lines.
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/embedded"
+	"github.com/agentwire/agentwire/internal/ingest"
+	"github.com/agentwire/agentwire/internal/normalize"
+	"github.com/agentwire/agentwire/pkg/adapters"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+)
+
+// Config says what to measure on.
+type Config struct {
+	// Recordings is the directory of recordings (testdata/recordings).
+	Recordings string
+	// Frames is how many frames the pipeline figures push through.
+	Frames int
+	// Out receives the figures.
+	Out io.Writer
+	// Log receives progress.
+	Log *slog.Logger
+}
+
+type corpus struct {
+	dialect string
+	lines   [][]byte
+}
+
+// Run measures and prints every figure.
+func Run(ctx context.Context, cfg Config) error {
+	sets, err := load(cfg.Recordings)
+	if err != nil {
+		return err
+	}
+	emit := func(name string, v float64, unit string) {
+		_, _ = fmt.Fprintf(cfg.Out, "%s %s %s\n", name, strconv.FormatFloat(v, 'f', 1, 64), unit)
+	}
+	fps := mapFramesPerSecond(sets)
+	emit("map_frames_per_s_core", fps, "frames/s")
+
+	dir, err := os.MkdirTemp("", "agentwire-bench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	srv, err := embedded.Start(ctx, embedded.Config{Listen: "127.0.0.1:0", DataDir: dir}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer srv.Shutdown()
+	nc, js, err := bus.Connect(ctx, srv.ClientURL(), "agentwire-bench", cfg.Log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+
+	frames := pipelineFrames(sets, cfg.Frames)
+	base, err := baseline(ctx, js, frames)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	norm, err := normalizeRun(ctx, js, frames, "bench-normalize", cfg.Log)
+	if err != nil {
+		return fmt.Errorf("normalize: %w", err)
+	}
+	emit("normalize_frames_per_s", norm, "frames/s")
+	emit("normalize_baseline_frames_per_s", base, "frames/s")
+	emit("normalize_vs_baseline", norm/base, "ratio")
+
+	// Latency is measured on codex-exec frames: they carry no provider
+	// timestamp, so an event's time is when its frame was published.
+	var exec []corpus
+	for _, c := range sets {
+		if c.dialect == "codex-exec" {
+			exec = append(exec, c)
+		}
+	}
+	if len(exec) == 0 {
+		return fmt.Errorf("no codex-exec recordings under %s for the latency figures", cfg.Recordings)
+	}
+	e2e, p50, p99, err := endToEnd(ctx, js, pipelineFrames(exec, cfg.Frames), cfg.Log)
+	if err != nil {
+		return fmt.Errorf("e2e: %w", err)
+	}
+	emit("e2e_frames_per_s", e2e, "frames/s")
+	emit("e2e_p50_ms", p50, "ms")
+	emit("e2e_p99_ms", p99, "ms")
+	emit("rss_peak_mb", peakRSSMB(), "MB")
+	return nil
+}
+
+// load reads every recording of a registered dialect: the directory names
+// say the dialect (claude-stream-partial is claude-stream, acp-* is acp).
+func load(dir string) ([]corpus, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	var out []corpus
+	for _, p := range paths {
+		set := filepath.Base(filepath.Dir(p))
+		d := dialectOf(set)
+		if _, err := adapters.Lookup(d); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(p) //nolint:gosec // recordings named by the user
+		if err != nil {
+			return nil, err
+		}
+		c := corpus{dialect: d}
+		for line := range bytes.SplitSeq(b, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) > 0 {
+				c.lines = append(c.lines, line)
+			}
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no recordings of a registered dialect under %s (pass --recordings)", dir)
+	}
+	return out, nil
+}
+
+func dialectOf(set string) string {
+	switch {
+	case strings.HasPrefix(set, "claude-stream"), set == "claude-control":
+		return "claude-stream"
+	case strings.HasPrefix(set, "acp-"):
+		return "acp"
+	}
+	return set
+}
+
+// mapFramesPerSecond maps every recording offline on one goroutine for
+// about a second and reports the rate.
+func mapFramesPerSecond(sets []corpus) float64 {
+	runtime.GC()
+	start := time.Now()
+	n := 0
+	for time.Since(start) < time.Second {
+		for i, c := range sets {
+			a, _ := adapters.Lookup(c.dialect)
+			s := a.NewSession("")
+			for j, l := range c.lines {
+				_, _ = s.Map(adapter.Frame{Bytes: l, Dialect: c.dialect, Tenant: "bench", SessionKey: "bench/" + strconv.Itoa(i), Ordinal: uint64(j + 1), ReceivedAt: start})
+				n++
+			}
+		}
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+type benchFrame struct {
+	dialect, session string
+	line             []byte
+}
+
+// pipelineFrames repeats the recordings as distinct sessions until n frames.
+func pipelineFrames(sets []corpus, n int) []benchFrame {
+	var out []benchFrame
+	for i := 0; len(out) < n; i++ {
+		c := sets[i%len(sets)]
+		for _, l := range c.lines {
+			out = append(out, benchFrame{dialect: c.dialect, session: "bench/" + strconv.Itoa(i), line: l})
+		}
+	}
+	return out[:n]
+}
+
+func preload(ctx context.Context, layout *bus.Layout, tenant string, frames []benchFrame, log *slog.Logger) error {
+	p, err := ingest.NewPublisher(layout, tenant, log)
+	if err != nil {
+		return err
+	}
+	at := time.Now()
+	for _, f := range frames {
+		if _, err := p.Publish(ctx, ingest.Frame{SessionKey: f.session, Dialect: f.dialect, Bytes: f.line, ReceivedAt: at}); err != nil {
+			return err
+		}
+	}
+	return p.Flush(ctx)
+}
+
+// baseline is the ceiling of the normalizer's loop: the same frames
+// consumed from RAW in batches and published again unchanged, acked after
+// the publish acks — everything but mapping.
+func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame) (float64, error) {
+	layout, err := bus.Ensure(ctx, js, bus.Config{})
+	if err != nil {
+		return 0, err
+	}
+	if err := preload(ctx, layout, "baseline", frames, slog.New(slog.DiscardHandler)); err != nil {
+		return 0, err
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "BENCH_BASELINE", Subjects: []string{"benchbaseline.>"}}); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, layout.Config.Partitions)
+	for p := range layout.Config.Partitions {
+		c, err := js.CreateOrUpdateConsumer(ctx, bus.RawStream, jetstream.ConsumerConfig{
+			Durable: "baseline-" + bus.PartitionToken(p), FilterSubject: "raw.baseline." + bus.PartitionToken(p) + ".*",
+			AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 4096,
+		})
+		if err != nil {
+			return 0, err
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			return 0, err
+		}
+		want := int(info.NumPending) //nolint:gosec // a count of frames this run published
+		wg.Go(func() {
+			for done := 0; done < want; {
+				batch, err := c.Fetch(256, jetstream.FetchMaxWait(time.Second))
+				if err != nil {
+					errs <- err
+					return
+				}
+				var msgs []jetstream.Msg
+				var acks []jetstream.PubAckFuture
+				for m := range batch.Messages() {
+					msgs = append(msgs, m)
+					f, err := js.PublishMsgAsync(&nats.Msg{Subject: "benchbaseline.x", Data: m.Data(), Header: nats.Header{bus.HeaderMsgID: []string{m.Headers().Get(bus.HeaderMsgID)}}})
+					if err != nil {
+						errs <- err
+						return
+					}
+					acks = append(acks, f)
+				}
+				for _, a := range acks {
+					select {
+					case <-a.Ok():
+					case err := <-a.Err():
+						errs <- err
+						return
+					}
+				}
+				for _, m := range msgs {
+					_ = m.Ack()
+				}
+				done += len(msgs)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return float64(len(frames)) / time.Since(start).Seconds(), nil
+}
+
+// normalizeRun preloads RAW, then times a normalizer draining it.
+func normalizeRun(ctx context.Context, js jetstream.JetStream, frames []benchFrame, tenant string, log *slog.Logger) (float64, error) {
+	layout, err := bus.Ensure(ctx, js, bus.Config{})
+	if err != nil {
+		return 0, err
+	}
+	if err := preload(ctx, layout, tenant, frames, log); err != nil {
+		return 0, err
+	}
+	n, err := normalize.New(ctx, layout, normalize.Config{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return 0, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- n.Run(rctx) }()
+	for n.Stats().Frames.Load()+n.Stats().Skipped.Load() < uint64(len(frames)) {
+		select {
+		case err := <-done:
+			return 0, fmt.Errorf("normalizer stopped: %w", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Since(start) > 5*time.Minute {
+			return 0, fmt.Errorf("normalized %d of %d frames in 5 minutes", n.Stats().Frames.Load(), len(frames))
+		}
+	}
+	rate := float64(len(frames)) / time.Since(start).Seconds()
+	cancel()
+	if err := <-done; err != nil {
+		return 0, err
+	}
+	return rate, nil
+}
+
+// endToEnd publishes frames while a normalizer runs and a subscriber
+// receives; latency is from publication to receipt of each frame's events.
+func endToEnd(ctx context.Context, js jetstream.JetStream, frames []benchFrame, log *slog.Logger) (rate, p50, p99 float64, err error) {
+	layout, err := bus.Ensure(ctx, js, bus.Config{})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	nc := js.Conn()
+	var (
+		mu        sync.Mutex
+		latencies []float64
+		got       int
+	)
+	sub, err := nc.Subscribe("runtime.>", func(m *nats.Msg) {
+		if m.Header.Get("ce-tenant") != "bench-e2e" {
+			return
+		}
+		at, err := time.Parse(time.RFC3339Nano, m.Header.Get("ce-time"))
+		mu.Lock()
+		defer mu.Unlock()
+		got++
+		if err == nil {
+			latencies = append(latencies, float64(time.Since(at).Microseconds())/1000)
+		}
+	})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	want := expectedEvents(frames)
+	n, err := normalize.New(ctx, layout, normalize.Config{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- n.Run(rctx) }()
+
+	p, err := ingest.NewPublisher(layout, "bench-e2e", log)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	start := time.Now()
+	for _, f := range frames {
+		// Frames without a provider timestamp take the receive time, so
+		// an event's time is when its frame was published.
+		if _, err := p.Publish(ctx, ingest.Frame{SessionKey: f.session, Dialect: f.dialect, Bytes: f.line, ReceivedAt: time.Now()}); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	if err := p.Flush(ctx); err != nil {
+		return 0, 0, 0, err
+	}
+	for {
+		mu.Lock()
+		g := got
+		mu.Unlock()
+		if g >= want {
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			return 0, 0, 0, fmt.Errorf("received %d of %d events in 5 minutes", g, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	rate = float64(len(frames)) / time.Since(start).Seconds()
+	cancel()
+	if err := <-done; err != nil {
+		return 0, 0, 0, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	sort.Float64s(latencies)
+	return rate, quantile(latencies, 0.5), quantile(latencies, 0.99), nil
+}
+
+func expectedEvents(frames []benchFrame) int {
+	sessions := map[string]adapter.Session{}
+	n := 0
+	ordinals := map[string]uint64{}
+	for _, f := range frames {
+		s, ok := sessions[f.session]
+		if !ok {
+			a, _ := adapters.Lookup(f.dialect)
+			s = a.NewSession("")
+			sessions[f.session] = s
+		}
+		ordinals[f.session]++
+		evs, _ := s.Map(adapter.Frame{Bytes: f.line, Dialect: f.dialect, Tenant: "bench-e2e", SessionKey: f.session, Ordinal: ordinals[f.session], ReceivedAt: time.Unix(1, 0)})
+		n += len(evs)
+	}
+	return n
+}
+
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+}
+
+// peakRSSMB reads the process's peak resident set from /proc (Linux).
+func peakRSSMB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}

@@ -1,0 +1,19 @@
+package bus
+
+// Headers of RAW messages. The body is the frame; everything else is here.
+const (
+	HeaderTenant     = "Agentwire-Tenant"
+	HeaderProvider   = "Agentwire-Provider"
+	HeaderDialect    = "Agentwire-Dialect"
+	HeaderDirection  = "Agentwire-Direction"
+	HeaderSessionKey = "Agentwire-Session-Key"
+	HeaderOrdinal    = "Agentwire-Ordinal"
+	HeaderReceivedAt = "Agentwire-Received-At"
+	// HeaderObject names the RAW_OBJECTS object holding a frame too large
+	// for a message; the body is then empty.
+	HeaderObject = "Agentwire-Object"
+	// HeaderReason says why a message was dead-lettered.
+	HeaderReason = "Agentwire-Reason"
+	// HeaderMsgID is JetStream's deduplication header.
+	HeaderMsgID = "Nats-Msg-Id"
+)

@@ -1,0 +1,164 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config is the JetStream layout's tunables. The zero value is usable:
+// WithDefaults fills it in.
+type Config struct {
+	// Replicas of every stream and bucket (1 on one machine, 3 in a cluster).
+	Replicas int
+	// RawMaxAge bounds how long RAW keeps frames; 0 keeps them forever (RAW
+	// is the source of truth that replays read).
+	RawMaxAge time.Duration
+	// RuntimeMaxAge bounds how long RUNTIME keeps events; 0 keeps them
+	// forever. Events can be rebuilt from RAW.
+	RuntimeMaxAge time.Duration
+	// Partitions is the number of RAW partitions; fixed when RAW is created.
+	Partitions int
+	// DuplicateWindow is how long the streams remember message ids. It must
+	// outlast a normalizer restart, so that events re-published after a
+	// crash are dropped. Default 10 minutes.
+	DuplicateWindow time.Duration
+	// PinnedTTL is how long a partition stays with a worker that stopped
+	// pulling before JetStream gives it to another. Default 10 seconds.
+	PinnedTTL time.Duration
+	// AckWait is how long a delivered frame waits for its ack before
+	// redelivery. Default 30 seconds.
+	AckWait time.Duration
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.Partitions == 0 {
+		c.Partitions = DefaultPartitions
+	}
+	if c.DuplicateWindow == 0 {
+		c.DuplicateWindow = 10 * time.Minute
+	}
+	if c.PinnedTTL == 0 {
+		c.PinnedTTL = 10 * time.Second
+	}
+	if c.AckWait == 0 {
+		c.AckWait = 30 * time.Second
+	}
+	return c
+}
+
+// Validate says in one sentence what is wrong with c.
+func (c Config) Validate() error {
+	switch {
+	case c.Replicas < 1 || c.Replicas > 5:
+		return fmt.Errorf("replicas must be between 1 and 5, got %d", c.Replicas)
+	case c.Partitions < 1 || c.Partitions > 100:
+		return fmt.Errorf("partitions must be between 1 and 100, got %d", c.Partitions)
+	case c.RawMaxAge < 0 || c.RuntimeMaxAge < 0:
+		return errors.New("retention (max age) must not be negative")
+	}
+	return nil
+}
+
+// Layout is the applied JetStream layout.
+type Layout struct {
+	// Config is the effective configuration; Partitions is RAW's real count.
+	Config Config
+	// JS is the JetStream context it was applied with.
+	JS jetstream.JetStream
+}
+
+// Ensure creates or updates the streams, the object store and the state
+// bucket. It is idempotent and safe to call from every service at start.
+// An existing RAW stream keeps its partition count (read back from its
+// metadata), because changing it would move sessions between partitions.
+func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Layout, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if existing, err := js.Stream(ctx, RawStream); err == nil {
+		if p, ok := existing.CachedInfo().Config.Metadata["agentwire.partitions"]; ok {
+			if _, err := fmt.Sscan(p, &cfg.Partitions); err != nil {
+				return nil, fmt.Errorf("RAW stream metadata: partitions %q: %w", p, err)
+			}
+		}
+	}
+	streams := []jetstream.StreamConfig{
+		{
+			Name:        RawStream,
+			Description: "agentwire: provider frames as received",
+			Subjects:    []string{rawPrefix + ".>"},
+			Storage:     jetstream.FileStorage,
+			Replicas:    cfg.Replicas,
+			MaxAge:      cfg.RawMaxAge,
+			Duplicates:  cfg.DuplicateWindow,
+			Metadata:    map[string]string{"agentwire.partitions": fmt.Sprint(cfg.Partitions)},
+		},
+		{
+			Name:        RuntimeStream,
+			Description: "agentwire: canonical runtime events (CloudEvents, binary mode)",
+			Subjects:    []string{runtimePrefix + ".>"},
+			Storage:     jetstream.FileStorage,
+			Replicas:    cfg.Replicas,
+			MaxAge:      cfg.RuntimeMaxAge,
+			Duplicates:  cfg.DuplicateWindow,
+		},
+		{
+			Name:        DeadLetterStream,
+			Description: "agentwire: what a stage could not deliver, with the reason",
+			Subjects:    []string{deadLetterPrefix + ".>"},
+			Storage:     jetstream.FileStorage,
+			Replicas:    cfg.Replicas,
+		},
+	}
+	for _, sc := range streams {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return nil, fmt.Errorf("apply stream %s: %w", sc.Name, err)
+		}
+	}
+	if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket: RawObjects, Description: "agentwire: frames larger than a message", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
+	}); err != nil {
+		return nil, fmt.Errorf("apply object store %s: %w", RawObjects, err)
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: StateBucket, Description: "agentwire: normalizer adapter state per session", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
+	}); err != nil {
+		return nil, fmt.Errorf("apply bucket %s: %w", StateBucket, err)
+	}
+	return &Layout{Config: cfg, JS: js}, nil
+}
+
+// NormalizeConsumer creates or updates the durable consumer of partition p
+// and returns it.
+func (l *Layout) NormalizeConsumer(ctx context.Context, p int) (jetstream.Consumer, error) {
+	name := "normalize-" + PartitionToken(p)
+	c, err := l.JS.CreateOrUpdateConsumer(ctx, RawStream, jetstream.ConsumerConfig{
+		Durable:        name,
+		Description:    "agentwire normalizer, partition " + PartitionToken(p),
+		FilterSubject:  RawPartitionFilter(p),
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        l.Config.AckWait,
+		MaxAckPending:  4096,
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		PriorityPolicy: jetstream.PriorityPolicyPinned,
+		PriorityGroups: []string{NormalizeGroup},
+		PinnedTTL:      l.Config.PinnedTTL,
+		Replicas:       l.Config.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("apply consumer %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// NormalizeGroup is the priority group normalizer workers pull in.
+const NormalizeGroup = "normalize"

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentwire/agentwire/internal/bench"
+)
+
+func newBenchCommand() *cobra.Command {
+	var (
+		frames     int
+		recordings string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure mapping, normalizing and end-to-end throughput and latency on this machine",
+		Long: `Measure on an embedded NATS server, with the recordings as load, and print one
+"name value unit" line per figure: map_frames_per_s_core (offline mapping on one core),
+normalize_frames_per_s and its same-run ceiling normalize_baseline_frames_per_s (JetStream
+consume → publish without mapping), e2e_frames_per_s, e2e_p50_ms and e2e_p99_ms (ingest to a
+subscriber), and rss_peak_mb of the process.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if frames < 100 {
+				return Usagef("bench: --frames must be at least 100, got %d", frames)
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			return bench.Run(cmd.Context(), bench.Config{Recordings: recordings, Frames: frames, Out: cmd.OutOrStdout(), Log: log})
+		},
+	}
+	cmd.Flags().IntVar(&frames, "frames", 50000, "frames to push through the pipeline figures")
+	cmd.Flags().StringVar(&recordings, "recordings", "testdata/recordings", "directory of recordings used as load")
+	return cmd
+}

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/normalize"
+)
+
+// serviceFlags are the flags every long-running command shares.
+type serviceFlags struct {
+	natsURL  string
+	logLevel string
+	bus      bus.Config
+	batch    int
+}
+
+func (f *serviceFlags) register(fs *pflag.FlagSet, withURL bool) {
+	if withURL {
+		fs.StringVar(&f.natsURL, "nats-url", bus.DefaultURL, "NATS server to use")
+	}
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.IntVar(&f.bus.Replicas, "replicas", 1, "replicas of the streams (3 in a cluster)")
+	fs.IntVar(&f.bus.Partitions, "partitions", bus.DefaultPartitions, "RAW partitions, fixed when RAW is created")
+	fs.DurationVar(&f.bus.RawMaxAge, "raw-max-age", 0, "how long RAW keeps frames (0: forever)")
+	fs.DurationVar(&f.bus.RuntimeMaxAge, "runtime-max-age", 0, "how long RUNTIME keeps events (0: forever)")
+	fs.DurationVar(&f.bus.PinnedTTL, "pinned-ttl", 10*time.Second, "how soon a partition moves from a vanished worker to another")
+	fs.DurationVar(&f.bus.AckWait, "ack-wait", 30*time.Second, "how long a delivered frame waits for its ack before redelivery (after a worker crash)")
+	fs.IntVar(&f.batch, "batch", 256, "frames a normalizer partition fetches at a time")
+}
+
+func (f *serviceFlags) logger(w io.Writer, service string) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, Usagef("--log-level %q: use debug, info, warn or error", f.logLevel)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})).With("service", service), nil
+}
+
+func (f *serviceFlags) validate() error {
+	if err := f.bus.WithDefaults().Validate(); err != nil {
+		return Usagef("%v", err)
+	}
+	if f.batch < 1 || f.batch > 10000 {
+		return Usagef("--batch must be between 1 and 10000, got %d", f.batch)
+	}
+	return nil
+}
+
+// runNormalizer applies the layout and normalizes until ctx ends, then
+// drains the connection.
+func runNormalizer(ctx context.Context, nc *nats.Conn, layout *bus.Layout, batch int, log *slog.Logger) error {
+	n, err := normalize.New(ctx, layout, normalize.Config{BatchSize: batch}, log)
+	if err != nil {
+		return err
+	}
+	log.Info("normalizer running", "partitions", layout.Config.Partitions)
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			s := n.Stats()
+			log.Info("normalizer stopped", "frames", s.Frames.Load(), "events", s.Events.Load(), "dead_lettered", s.DeadLettered.Load())
+			if derr := nc.Drain(); derr != nil {
+				log.Debug("drain", "err", derr)
+			}
+			return err
+		case <-tick.C:
+			s := n.Stats()
+			log.Info("progress", "frames", s.Frames.Load(), "events", s.Events.Load(), "skipped", s.Skipped.Load(), "dead_lettered", s.DeadLettered.Load())
+		}
+	}
+}
+
+func newNormalizeCommand() *cobra.Command {
+	var f serviceFlags
+	cmd := &cobra.Command{
+		Use:   "normalize",
+		Short: "Run the normalizer: RAW frames → canonical events on RUNTIME",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.validate(); err != nil {
+				return err
+			}
+			log, err := f.logger(cmd.ErrOrStderr(), "normalize")
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			nc, js, err := bus.Connect(ctx, f.natsURL, "agentwire-normalize", log)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			layout, err := bus.Ensure(ctx, js, f.bus)
+			if err != nil {
+				return fmt.Errorf("apply the JetStream layout: %w", err)
+			}
+			return runNormalizer(ctx, nc, layout, f.batch, log)
+		},
+	}
+	f.register(cmd.Flags(), true)
+	return cmd
+}
+
+// Normalize runs the normalize command on its own (cmd/normalize).
+func Normalize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := newNormalizeCommand() //nolint:contextcheck // cobra hands ctx to the command through ExecuteContext
+	return runStandalone(ctx, cmd, args, stdout, stderr)
+}
+
+func runStandalone(ctx context.Context, cmd *cobra.Command, args []string, stdout, stderr io.Writer) error {
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return Usagef("%v (see `%s --help`)", err, c.CommandPath())
+	})
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	err := cmd.ExecuteContext(ctx)
+	if err != nil && !strings.Contains(err.Error(), "--help") && isCobraUsageError(err) {
+		return Usagef("%v", err)
+	}
+	return err
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/embedded"
+)
+
+func newUpCommand() *cobra.Command {
+	var (
+		f       serviceFlags
+		listen  string
+		dataDir string
+	)
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run agentwire on one machine: embedded NATS and the normalizer",
+		Long: `Run an embedded NATS server with JetStream (store in --data-dir) and the normalizer in
+one process. Frames ingested into it (agentwire ingest ...) come out as canonical events on
+runtime.<provider>.<type>; watch them with: nats sub 'runtime.>'.
+With --nats-url, use that NATS server instead of an embedded one.`,
+		Example: `  agentwire up
+  agentwire ingest file testdata/recordings/codex-exec     # in another terminal`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.validate(); err != nil {
+				return err
+			}
+			log, err := f.logger(cmd.ErrOrStderr(), "up")
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			url := f.natsURL
+			if !cmd.Flags().Changed("nats-url") {
+				srv, err := embedded.Start(ctx, embedded.Config{Listen: listen, DataDir: dataDir}, log.With("component", "nats"))
+				if errors.Is(err, embedded.ErrPortTaken) {
+					return Usagef("%v; pass --nats-listen 127.0.0.1:<free port>, or --nats-url %s to use the server that is there", err, bus.DefaultURL)
+				}
+				if err != nil {
+					return err
+				}
+				defer func() {
+					srv.Shutdown()
+					srv.WaitForShutdown()
+				}()
+				url = srv.ClientURL()
+				abs, _ := filepath.Abs(dataDir)
+				_, _ = fmt.Fprintf(cmd.ErrOrStderr(), "agentwire: NATS with JetStream on %s (store %s)\nagentwire: watch events with: nats --server %s sub 'runtime.>'\nagentwire: feed it with:      agentwire ingest --nats-url %s file <logs>\n", url, abs, url, url)
+			}
+			nc, js, err := bus.Connect(ctx, url, "agentwire-up", log)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			layout, err := bus.Ensure(ctx, js, f.bus)
+			if err != nil {
+				return fmt.Errorf("apply the JetStream layout: %w", err)
+			}
+			return runNormalizer(ctx, nc, layout, f.batch, log.With("component", "normalize"))
+		},
+	}
+	f.register(cmd.Flags(), true)
+	cmd.Flags().StringVar(&listen, "nats-listen", "127.0.0.1:4222", "address of the embedded NATS server")
+	cmd.Flags().StringVar(&dataDir, "data-dir", ".agentwire", "directory of the embedded JetStream store")
+	return cmd
+}

@@ -1,0 +1,230 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Frame is one frame to publish.
+type Frame struct {
+	// SessionKey names the ingest session; ordinals count per key.
+	SessionKey string
+	// Dialect is the adapter dialect of the frame.
+	Dialect string
+	// Provider is the provider to attribute it to ("" lets the adapter decide).
+	Provider canonical.Provider
+	// Direction is who wrote the frame on a two-way stream ("" for one-way).
+	Direction adapter.Direction
+	// Bytes is the frame, without its newline.
+	Bytes []byte
+	// ReceivedAt is when it was read.
+	ReceivedAt time.Time
+}
+
+// Publisher publishes frames to RAW asynchronously, assigning each session
+// gapless ordinals from 1. Frames larger than the server's max payload go
+// to the RAW_OBJECTS object store. Flush waits until JetStream has stored
+// everything published so far, retrying what failed with the same message
+// id (so a retry can never store a frame twice).
+type Publisher struct {
+	layout *bus.Layout
+	tenant string
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	ordinals map[string]uint64
+	pending  []pending
+	objects  jetstream.ObjectStore
+	frames   uint64
+	bytes    uint64
+}
+
+type pending struct {
+	msg *nats.Msg
+	ack jetstream.PubAckFuture
+}
+
+// maxInFlight bounds the frames awaiting their ack before Publish flushes;
+// memory stays bounded whatever the input size.
+const maxInFlight = 2048
+
+// NewPublisher returns a Publisher for tenant.
+func NewPublisher(layout *bus.Layout, tenant string, log *slog.Logger) (*Publisher, error) {
+	if err := canonical.ValidateTenant(tenant); err != nil {
+		return nil, err
+	}
+	return &Publisher{layout: layout, tenant: tenant, log: log, ordinals: map[string]uint64{}}, nil
+}
+
+// Publish queues f for publication and returns its ordinal.
+func (p *Publisher) Publish(ctx context.Context, f Frame) (uint64, error) {
+	p.mu.Lock()
+	p.ordinals[f.SessionKey]++
+	ordinal := p.ordinals[f.SessionKey]
+	p.mu.Unlock()
+
+	msg := nats.NewMsg(bus.RawSubject(p.tenant, f.SessionKey, p.layout.Config.Partitions))
+	h := msg.Header
+	h.Set(bus.HeaderTenant, p.tenant)
+	h.Set(bus.HeaderDialect, f.Dialect)
+	if f.Provider != "" {
+		h.Set(bus.HeaderProvider, string(f.Provider))
+	}
+	if f.Direction != "" {
+		h.Set(bus.HeaderDirection, string(f.Direction))
+	}
+	h.Set(bus.HeaderSessionKey, f.SessionKey)
+	h.Set(bus.HeaderOrdinal, strconv.FormatUint(ordinal, 10))
+	h.Set(bus.HeaderReceivedAt, f.ReceivedAt.UTC().Format(time.RFC3339Nano))
+	msgID := bus.RawMsgID(p.tenant, f.SessionKey, ordinal)
+	h.Set(bus.HeaderMsgID, msgID)
+	msg.Data = f.Bytes
+
+	if int64(len(f.Bytes)+headerBytes(h)) > p.maxPayload() {
+		if err := p.putObject(ctx, msgID, f.Bytes); err != nil {
+			return 0, err
+		}
+		h.Set(bus.HeaderObject, msgID)
+		msg.Data = nil
+	}
+	ack, err := p.layout.JS.PublishMsgAsync(msg)
+	p.mu.Lock()
+	p.pending = append(p.pending, pending{msg: msg, ack: ack})
+	p.frames++
+	p.bytes += uint64(len(f.Bytes))
+	full := len(p.pending) >= maxInFlight
+	p.mu.Unlock()
+	if err != nil {
+		p.log.Debug("async publish failed; will retry on flush", "err", err)
+	}
+	if full {
+		return ordinal, p.Flush(ctx)
+	}
+	return ordinal, nil
+}
+
+// Stats returns the frames and bytes published so far.
+func (p *Publisher) Stats() (frames, bytes uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.frames, p.bytes
+}
+
+func (p *Publisher) maxPayload() int64 {
+	if nc := p.layout.JS.Conn(); nc != nil && nc.MaxPayload() > 0 {
+		return nc.MaxPayload()
+	}
+	return 1 << 20
+}
+
+func headerBytes(h nats.Header) int {
+	n := 64
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
+func (p *Publisher) putObject(ctx context.Context, name string, b []byte) error {
+	p.mu.Lock()
+	store := p.objects
+	p.mu.Unlock()
+	if store == nil {
+		var err error
+		if store, err = p.layout.JS.ObjectStore(ctx, bus.RawObjects); err != nil {
+			return fmt.Errorf("open %s: %w", bus.RawObjects, err)
+		}
+		p.mu.Lock()
+		p.objects = store
+		p.mu.Unlock()
+	}
+	// Retried like a message (a NATS restart must not lose a big frame);
+	// putting the same name again replaces the object, so a retry is safe.
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		_, err := store.Put(ctx, jetstream.ObjectMeta{Name: name}, bytes.NewReader(b))
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("store a %d-byte frame in %s: %w", len(b), bus.RawObjects, errors.Join(err, ctx.Err()))
+		}
+		if attempt == 1 || attempt%10 == 0 {
+			p.log.Warn("storing a large frame failed; retrying", "attempt", attempt, "bytes", len(b), "err", err)
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// Flush waits until every frame published so far is stored, retrying
+// failures with backoff until ctx ends.
+func (p *Publisher) Flush(ctx context.Context) error {
+	p.mu.Lock()
+	batch := p.pending
+	p.pending = nil
+	p.mu.Unlock()
+
+	var failed []*nats.Msg
+	for _, pe := range batch {
+		if pe.ack == nil {
+			failed = append(failed, pe.msg)
+			continue
+		}
+		select {
+		case <-pe.ack.Ok():
+		case err := <-pe.ack.Err():
+			p.log.Debug("publish not acknowledged; retrying", "subject", pe.msg.Subject, "err", err)
+			failed = append(failed, pe.msg)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for _, msg := range failed {
+		if err := p.retry(ctx, msg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Publisher) retry(ctx context.Context, msg *nats.Msg) error {
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := p.layout.JS.PublishMsg(pctx, msg)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("publish frame %s: %w", msg.Header.Get(bus.HeaderMsgID), errors.Join(err, ctx.Err()))
+		}
+		if attempt == 1 || attempt%10 == 0 {
+			p.log.Warn("publishing a frame failed; retrying", "attempt", attempt, "err", err)
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}

@@ -1,0 +1,212 @@
+package normalize_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/adaptertest"
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/ingest"
+	"github.com/agentwire/agentwire/internal/natstest"
+	"github.com/agentwire/agentwire/internal/normalize"
+	"github.com/agentwire/agentwire/pkg/adapters"
+	"github.com/agentwire/agentwire/pkg/canonical"
+	"github.com/agentwire/agentwire/pkg/canonical/wire"
+)
+
+var receivedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+type session struct {
+	key, dialect string
+	lines        [][]byte
+}
+
+func quietLog(t *testing.T) *slog.Logger {
+	t.Helper()
+	return slog.New(slog.DiscardHandler)
+}
+
+// recordings returns the codex-exec recordings and fixtures as sessions.
+func recordings(t *testing.T) []session {
+	t.Helper()
+	paths, err := filepath.Glob("../../testdata/recordings/codex-exec/*.jsonl")
+	require.NoError(t, err)
+	paths = append(paths, "../../pkg/adapters/codexexec/testdata/inventory.jsonl")
+	var out []session
+	for _, p := range paths {
+		out = append(out, session{key: "file:" + p, dialect: "codex-exec", lines: adaptertest.ReadLines(t, p)})
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// expected maps sessions offline, as `agentwire map` does: the events the
+// pipeline must deliver, in order per session.
+func expected(t *testing.T, tenant string, sessions []session) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, s := range sessions {
+		a, err := adapters.Lookup(s.dialect)
+		require.NoError(t, err)
+		sess := a.NewSession("")
+		for i, l := range s.lines {
+			f := adaptertest.Frames(s.dialect, s.key, [][]byte{l})[0]
+			f.Tenant, f.Ordinal, f.ReceivedAt = tenant, uint64(i+1), receivedAt
+			evs, err := sess.Map(f)
+			require.NoError(t, err)
+			for _, e := range evs {
+				out[e.SessionID] = append(out[e.SessionID], e.EventID)
+			}
+		}
+	}
+	return out
+}
+
+func publish(t *testing.T, layout *bus.Layout, tenant string, sessions []session, interleave bool) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := ingest.NewPublisher(layout, tenant, quietLog(t))
+	require.NoError(t, err)
+	if !interleave {
+		for _, s := range sessions {
+			for _, l := range s.lines {
+				_, err := p.Publish(ctx, ingest.Frame{SessionKey: s.key, Dialect: s.dialect, Bytes: l, ReceivedAt: receivedAt})
+				require.NoError(t, err)
+			}
+		}
+	} else {
+		for i := 0; ; i++ {
+			more := false
+			for _, s := range sessions {
+				if i < len(s.lines) {
+					more = true
+					_, err := p.Publish(ctx, ingest.Frame{SessionKey: s.key, Dialect: s.dialect, Bytes: s.lines[i], ReceivedAt: receivedAt})
+					require.NoError(t, err)
+				}
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	require.NoError(t, p.Flush(ctx))
+}
+
+// collect reads RUNTIME until want events arrived (or a timeout), grouped
+// by session as the stream stored them.
+func collect(t *testing.T, js jetstream.JetStream, want int) (map[string][]string, []canonical.Event) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := js.OrderedConsumer(ctx, bus.RuntimeStream, jetstream.OrderedConsumerConfig{})
+	require.NoError(t, err)
+	got := map[string][]string{}
+	var all []canonical.Event
+	for len(all) < want {
+		m, err := c.Next(jetstream.FetchMaxWait(10 * time.Second))
+		if err != nil {
+			if raw, serr := js.Stream(context.Background(), bus.RawStream); serr == nil {
+				for ci := range raw.ListConsumers(context.Background()).Info() {
+					t.Logf("%s: pending %d, ack pending %d, redelivered %d, waiting %d", ci.Name, ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting)
+				}
+			}
+		}
+		require.NoError(t, err, "received %d of %d events", len(all), want)
+		e, err := wire.FromNATS(natsMsg(m))
+		require.NoError(t, err)
+		all = append(all, e)
+		got[e.SessionID] = append(got[e.SessionID], e.EventID)
+	}
+	// Nothing more may follow.
+	_, err = c.Next(jetstream.FetchMaxWait(500 * time.Millisecond))
+	require.Error(t, err, "more events than expected")
+	return got, all
+}
+
+func total(m map[string][]string) int {
+	n := 0
+	for _, ids := range m {
+		n += len(ids)
+	}
+	return n
+}
+
+func startNormalizers(t *testing.T, url string, n int, cfg bus.Config) context.CancelFunc {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range n {
+		nc, js, err := bus.Connect(ctx, url, fmt.Sprintf("normalizer-%d", i), quietLog(t))
+		require.NoError(t, err)
+		layout, err := bus.Ensure(ctx, js, cfg)
+		require.NoError(t, err)
+		norm, err := normalize.New(ctx, layout, normalize.Config{}, quietLog(t))
+		require.NoError(t, err)
+		wg.Go(func() {
+			defer nc.Close()
+			_ = norm.Run(ctx)
+		})
+	}
+	stop := func() {
+		cancel()
+		wg.Wait()
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func TestEndToEndMatchesOfflineMapping(t *testing.T) {
+	t.Parallel()
+
+	srv := natstest.Server(t)
+	nc := natstest.Conn(t, srv)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	layout, err := bus.Ensure(context.Background(), js, bus.Config{})
+	require.NoError(t, err)
+
+	sessions := recordings(t)
+	want := expected(t, "acme", sessions)
+	startNormalizers(t, srv.ClientURL(), 1, bus.Config{})
+	publish(t, layout, "acme", sessions, false)
+	got, events := collect(t, js, total(want))
+	require.Equal(t, keysOf(want), keysOf(got))
+	for k := range want {
+		require.Equal(t, want[k], got[k], "events of %s in the same order", k)
+	}
+	for _, e := range events {
+		require.Equal(t, "acme", e.Tenant)
+	}
+
+	// Ingesting the same frames again stores nothing: the duplicate window
+	// drops them, so nothing new reaches the normalizer either.
+	raw, err := js.Stream(context.Background(), bus.RawStream)
+	require.NoError(t, err)
+	before := raw.CachedInfo().State.Msgs
+	publish(t, layout, "acme", sessions, false)
+	info, err := raw.Info(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, before, info.State.Msgs)
+}
+
+func natsMsg(m jetstream.Msg) *nats.Msg {
+	return &nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()}
+}
+
+func keysOf(m map[string][]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return slices.Sorted(slices.Values(out))
+}
