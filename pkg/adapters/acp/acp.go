@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 
@@ -138,27 +137,6 @@ type toolCall struct {
 	Declined bool                    `json:"declined,omitempty"`
 }
 
-// clone copies the state's maps, so that the caller's state is not changed
-// by mapping a frame (Map is a function of its input).
-func (st State) clone() State {
-	st.Pending = maps.Clone(st.Pending)
-	if st.Sessions != nil {
-		ss := make(map[string]session, len(st.Sessions))
-		for k, s := range st.Sessions {
-			s.Tools = maps.Clone(s.Tools)
-			s.Compactions = maps.Clone(s.Compactions)
-			if s.Text != nil {
-				t := *s.Text
-				s.Text = &t
-			}
-			s.Subagents = append([]string(nil), s.Subagents...)
-			ss[k] = s
-		}
-		st.Sessions = ss
-	}
-	return st
-}
-
 // message is one JSON-RPC 2.0 message.
 type message struct {
 	ID     json.RawMessage `json:"id"`
@@ -189,6 +167,45 @@ type frame struct {
 	dir   adapter.Direction
 	id    string // the JSON-RPC id as compact JSON
 	key   string // the pending key of the request it is or answers
+	// sid, update and tag are params.sessionId, params.update and its
+	// sessionUpdate, read once (see paramsHead).
+	sid    string
+	update json.RawMessage
+	tag    string
+}
+
+// paramsHead reads the members of params that route a frame: sessionId,
+// update and update.sessionUpdate. Each is what decoding into a struct of
+// that one member gives (errors ignored: a frame without them is still
+// mapped).
+func paramsHead(params json.RawMessage) (sid string, update json.RawMessage, tag string) {
+	if s, u, ok := members(params, "sessionId", "update"); ok {
+		if sid, ok = stringValue(s); ok {
+			if u == nil {
+				return sid, nil, ""
+			}
+			if t, _, ok := members(u, "sessionUpdate", "sessionUpdate"); ok {
+				if tag, ok = stringValue(t); ok {
+					return sid, u, tag
+				}
+			}
+			var h struct {
+				SessionUpdate string `json:"sessionUpdate"`
+			}
+			_ = json.Unmarshal(u, &h) // an update without a tag is unmapped
+			return sid, u, h.SessionUpdate
+		}
+	}
+	var p struct {
+		SessionID string          `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
+	}
+	_ = json.Unmarshal(params, &p) // frames without a session use the current one
+	var h struct {
+		SessionUpdate string `json:"sessionUpdate"`
+	}
+	_ = json.Unmarshal(p.Update, &h) // as above
+	return p.SessionID, p.Update, h.SessionUpdate
 }
 
 // decode reads a frame. st decides who sent a bare response (see
@@ -213,6 +230,9 @@ func decode(st State, f adapter.Frame) (frame, error) {
 		fr.class = classResponse
 	default:
 		return frame{}, fmt.Errorf("not a JSON-RPC request, notification or response")
+	}
+	if m.Method != "" {
+		fr.sid, fr.update, fr.tag = paramsHead(m.Params)
 	}
 	if hasID {
 		var c bytes.Buffer
@@ -290,13 +310,7 @@ func (fr frame) kinds(st State) []string {
 	case fr.class != classResponse && fr.dir == adapter.FromClient:
 		return []string{"client:" + m.Method}
 	case m.Method == "session/update":
-		var p struct {
-			Update struct {
-				SessionUpdate string `json:"sessionUpdate"`
-			} `json:"update"`
-		}
-		_ = json.Unmarshal(m.Params, &p) // a bad update is still a session/update
-		return []string{"session/update:" + p.Update.SessionUpdate}
+		return []string{"session/update:" + fr.tag}
 	case fr.class != classResponse:
 		return []string{m.Method}
 	case fr.dir == adapter.FromClient:
@@ -344,13 +358,15 @@ func source(c class) string {
 	return sourceResponse
 }
 
-// Map maps one frame; it is the adapter's pure core.
+// Map maps one frame; it is the adapter's core, a function of its input
+// but for one thing: the maps of st are updated in place, not copied on
+// every frame (a session's tool calls are kept to its end), so the state
+// passed in is the returned state's and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	fr, err := decode(st, f)
 	if err != nil {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, sourceNotification, err), nil
 	}
-	st = st.clone()
 	if st.Pending == nil {
 		st.Pending = map[string]pending{}
 	}
@@ -449,16 +465,12 @@ func (m *mapper) withRequest(env canonical.Event, reqID string) canonical.Event 
 }
 
 // sessionOf reads params.sessionId, and remembers it as the current session.
-func (m *mapper) sessionOf(params json.RawMessage) string {
-	var p struct {
-		SessionID string `json:"sessionId"`
-	}
-	_ = json.Unmarshal(params, &p) // frames without a session use the current one
-	if p.SessionID == "" {
+func (m *mapper) sessionOf() string {
+	if m.fr.sid == "" {
 		return m.st.Current
 	}
-	m.st.Current = p.SessionID
-	return p.SessionID
+	m.st.Current = m.fr.sid
+	return m.fr.sid
 }
 
 func (m *mapper) sess(sid string) session { return m.st.Sessions[sid] }

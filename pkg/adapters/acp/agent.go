@@ -11,15 +11,11 @@ import (
 // agentMessage maps a request or notification the agent sent.
 func (m *mapper) agentMessage() {
 	msg := m.fr.msg
-	sid := m.sessionOf(msg.Params)
+	sid := m.sessionOf()
 	env := m.env(sid)
 	switch msg.Method {
 	case "session/update":
-		var p struct {
-			Update json.RawMessage `json:"update"`
-		}
-		_ = json.Unmarshal(msg.Params, &p) // checked below
-		m.update(sid, p.Update)
+		m.update(sid, m.fr.update, m.fr.tag)
 	case "session/request_permission":
 		m.permission(sid)
 	case "fs/read_text_file", "fs/write_text_file", "terminal/create", "terminal/output", "terminal/release",
@@ -140,12 +136,9 @@ func (m *mapper) authState(env canonical.Event, params json.RawMessage) {
 }
 
 // update maps one session/update by its sessionUpdate tag.
-func (m *mapper) update(sid string, u json.RawMessage) {
+func (m *mapper) update(sid string, u json.RawMessage, tag string) {
 	env := m.env(sid)
-	var h struct {
-		SessionUpdate string `json:"sessionUpdate"`
-	}
-	_ = json.Unmarshal(u, &h) // an update without a tag is unmapped
+	h := struct{ SessionUpdate string }{tag}
 	switch h.SessionUpdate {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk", "session_message_chunk":
 		m.chunk(sid, h.SessionUpdate, u, false)

@@ -13,7 +13,7 @@ func (m *mapper) clientRequest() {
 	silent, known := clientMethods[msg.Method]
 	sid := ""
 	if msg.Method != "initialize" && msg.Method != "authenticate" && msg.Method != "session/new" {
-		sid = m.sessionOf(msg.Params)
+		sid = m.sessionOf()
 	}
 	if m.fr.class == classRequest {
 		p := pending{Method: msg.Method, Session: sid}

@@ -112,7 +112,10 @@ func (l line) kind() string {
 
 var terminalStops = map[string]bool{"end_turn": true, "stop_sequence": true, "max_tokens": true, "refusal": true}
 
-// Map maps one session-log line; it is the adapter's pure core.
+// Map maps one session-log line; it is the adapter's core, a function of
+// its input but for one thing: the transcript's maps and slices are
+// updated in place, not copied on every line, so the state passed in is
+// the returned state's and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	var l line
 	err := json.Unmarshal(f.Bytes, &l)
@@ -125,7 +128,6 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	kind := l.kind()
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(Source, "", kind, f.Bytes))
 	em.SetTimeRFC3339(l.Timestamp)
-	st = st.clone()
 	st.T.SetSession(l.SessionID)
 	env := st.T.Envelope(em)
 	t := &st.T
@@ -166,18 +168,6 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		adapter.Unmapped(em, env, kind)
 	}
 	return st, em.Events(), nil
-}
-
-func (st State) clone() State {
-	b, err := json.Marshal(st.T)
-	if err != nil {
-		return st
-	}
-	var t claudestream.Transcript
-	if json.Unmarshal(b, &t) == nil {
-		st.T = t
-	}
-	return st
 }
 
 // isPrompt says whether a user line is a user input: text, not a tool

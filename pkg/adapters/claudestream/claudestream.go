@@ -3,7 +3,6 @@ package claudestream
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"strings"
 	"time"
@@ -151,7 +150,24 @@ type frame struct {
 	Response        json.RawMessage `json:"response"`
 }
 
-// Map maps one frame; it is the adapter's pure core.
+// header is the frame's header, read from the members decoded with it
+// rather than by decoding the frame again: only a control message's
+// request or response is decoded, as header would decode it.
+func (fr frame) header() header {
+	h := header{Type: fr.Type, Subtype: fr.Subtype, IsReplay: fr.IsReplay}
+	switch {
+	case fr.Type == "control_request" && len(fr.Request) > 0:
+		_ = json.Unmarshal(fr.Request, &h.Request) // as in a whole-frame decode, a bad request is no kind
+	case fr.Type == "control_response" && len(fr.Response) > 0:
+		_ = json.Unmarshal(fr.Response, &h.Response) // as above
+	}
+	return h
+}
+
+// Map maps one frame; it is the adapter's core, a function of its input but
+// for one thing: the maps and slices of st are updated in place, not
+// copied on every frame, so the state passed in is the returned state's
+// and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	msg, dir, ok := f.Unwrap()
 	var fr frame
@@ -164,9 +180,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	if err != nil {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, SourceMessage, err), nil
 	}
-	var h header
-	_ = json.Unmarshal(msg, &h) // decoded above as frame; the kind members cannot fail where those did not
-	kinds := h.kinds()
+	kinds := fr.header().kinds()
 	source := SourceMessage
 	if contains(kinds, "canUseTool") || strings.HasPrefix(kindAt(kinds, 1), "permission_result:") {
 		source = SourcePermission
@@ -174,9 +188,6 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(source, "", kinds[0], f.Bytes))
 	em.SetTimeRFC3339(fr.Timestamp)
 	st.T.SetSession(fr.SessionID)
-	// Reference types in State are shared with the caller's copy: clone
-	// what this frame may change, so the previous state stays intact.
-	st = st.clone()
 	env := st.T.Envelope(em)
 	switch fr.Type {
 	case "assistant":
@@ -255,31 +266,6 @@ func kindAt(k []string, i int) string {
 		return k[i]
 	}
 	return ""
-}
-
-func (st State) clone() State {
-	t := st.T
-	t.Blocks = cloneMap(t.Blocks)
-	t.Usage = cloneMap(t.Usage)
-	t.Partials = append([]Partial(nil), t.Partials...)
-	t.Tools = append([]Tool(nil), t.Tools...)
-	t.Done = append([]string(nil), t.Done...)
-	t.Plan = append([]PlanTask(nil), t.Plan...)
-	st.T = t
-	st.Requests = append([]Request(nil), st.Requests...)
-	st.Host = cloneMap(st.Host)
-	st.Models = cloneMap(st.Models)
-	st.Threads = append([]string(nil), st.Threads...)
-	return st
-}
-
-func cloneMap[V any](m map[string]V) map[string]V {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]V, len(m))
-	maps.Copy(out, m)
-	return out
 }
 
 func nonNegF(p *float64) *float64 {

@@ -114,7 +114,10 @@ type errorObject struct {
 	Message string `json:"message"`
 }
 
-// Map maps one frame; it is the adapter's pure core.
+// Map maps one frame; it is the adapter's core, a function of its input but
+// for one thing: the slices of st are updated in place, not copied on
+// every frame, so the state passed in is the returned state's and must not
+// be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	var ev event
 	if err := json.Unmarshal(f.Bytes, &ev); err != nil || ev.Type == "" {
@@ -123,16 +126,9 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		}
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
 	}
-	// Slices are shared with the caller's copy of the state: copy before
-	// changing them, so a state kept by the caller (a snapshot) stays as it was.
-	st.Tools = slices.Clone(st.Tools)
-	if st.Message != nil {
-		m := *st.Message
-		st.Message = &m
-	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(rawSource, "", ev.Type, f.Bytes))
 	em.SetTimeRFC3339(ev.Timestamp)
-	m := mapper{em: em, st: &st, ids: em.IDs()}
+	m := mapper{em: em, st: &st, ids: em.IDs(), thread: &threadID{}}
 	switch ev.Type {
 	case "init":
 		m.init(ev)
@@ -159,16 +155,24 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 }
 
 type mapper struct {
-	em  *adapter.Emitter
-	st  *State
-	ids canonical.IDSpace
+	em     *adapter.Emitter
+	st     *State
+	ids    canonical.IDSpace
+	thread *threadID
 }
+
+// threadID is the canonical id of the frame's thread, made once for the
+// events of a frame (an init may change the thread).
+type threadID struct{ of, id string }
 
 // env is the envelope of events in the current thread and turn.
 func (m mapper) env() canonical.Event {
 	ev := canonical.Event{TurnID: m.st.Turn}
 	if m.st.Thread != "" {
-		ev.ThreadID = m.ids.Native(canonical.EntityThread, m.st.Thread)
+		if m.thread.of != m.st.Thread {
+			m.thread.of, m.thread.id = m.st.Thread, m.ids.Native(canonical.EntityThread, m.st.Thread)
+		}
+		ev.ThreadID = m.thread.id
 		ev.ProviderRefs.ProviderSessionID = m.st.Thread
 		ev.ProviderRefs.ProviderThreadID = m.st.Thread
 	}
@@ -498,11 +502,32 @@ func (s statsTokens) fold() (canonical.TokenUsage, error) {
 	case s.Total != nil && s.Prompt != nil && s.Output != nil && *s.Total > *s.Prompt+*s.Output:
 		fields["thoughts"] = *s.Total - *s.Prompt - *s.Output
 	}
+	if u, ok := foldGemini(fields); ok {
+		return u, nil
+	}
 	b, err := json.Marshal(fields)
 	if err != nil {
 		return canonical.TokenUsage{}, err
 	}
 	return canonical.FoldUsage(b, canonical.GeminiUsage)
+}
+
+// foldGemini is canonical.FoldUsage (Gemini convention) of the fields fold
+// names, without encoding them to decode them again. ok is false for a
+// count FoldUsage would reject (negative or too large), so that its error
+// is the one reported.
+func foldGemini(fields map[string]int64) (canonical.TokenUsage, bool) {
+	for _, v := range fields {
+		if v < 0 || v > 1<<53 {
+			return canonical.TokenUsage{}, false
+		}
+	}
+	u := canonical.TokenUsage{
+		CachedInputTokens: fields["cached"], OutputTokens: fields["output_tokens"], ReasoningOutputTokens: fields["thoughts"],
+	}
+	u.InputTokens = max(fields["input_tokens"]-u.CachedInputTokens, 0)
+	u.OutputTokens += u.ReasoningOutputTokens
+	return u, true
 }
 
 func foldStats(raw json.RawMessage, p *canonical.TurnCompleted) error {
