@@ -211,13 +211,19 @@ func paramsHead(params json.RawMessage) (sid string, update json.RawMessage, tag
 // decode reads a frame. st decides who sent a bare response (see
 // direction); ok is false for anything that is not a JSON-RPC message.
 func decode(st State, f adapter.Frame) (frame, error) {
-	raw, dir, ok := f.Unwrap()
-	if !ok {
-		return frame{}, fmt.Errorf("malformed tap line")
-	}
 	var fr frame
-	if err := json.Unmarshal(raw, &fr.msg); err != nil {
-		return frame{}, err
+	msg, dir, ok := scanMessage(f)
+	if ok {
+		fr.msg = msg
+	} else {
+		raw, d, ok := f.Unwrap()
+		if !ok {
+			return frame{}, fmt.Errorf("malformed tap line")
+		}
+		if err := json.Unmarshal(raw, &fr.msg); err != nil {
+			return frame{}, err
+		}
+		dir = d
 	}
 	m := fr.msg
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
@@ -253,6 +259,53 @@ func decode(st State, f adapter.Frame) (frame, error) {
 		fr.key = "a:" + fr.id
 	}
 	return fr, nil
+}
+
+// messageMembers are the members of message, in its order.
+var messageMembers = []string{"id", "method", "params", "result", "error"}
+
+// scanMessage is Frame.Unwrap and the decoding of its message in one
+// validation of the frame and a scan: what they give for frames whose
+// members are of the types message has; ok is false for any other frame,
+// which decode reads the long way (and reports as it reports them).
+func scanMessage(f adapter.Frame) (message, adapter.Direction, bool) {
+	if !json.Valid(f.Bytes) {
+		return message{}, "", false
+	}
+	raw, dir := f.Bytes, f.Direction
+	if dir == "" {
+		dir = adapter.FromAgent
+	}
+	if trimmed := bytes.TrimSpace(f.Bytes); bytes.HasPrefix(trimmed, []byte(`{"dir"`)) {
+		d, msg, ok := members(trimmed, "dir", "msg")
+		if !ok || d == nil || msg == nil {
+			return message{}, "", false
+		}
+		s, ok := stringValue(d)
+		if !ok || (s != string(adapter.FromAgent) && s != string(adapter.FromClient)) {
+			return message{}, "", false
+		}
+		raw, dir = msg, adapter.Direction(s)
+	}
+	// The message's members are kept (state, events): they must not share
+	// the caller's buffer, as decoded RawMessages do not.
+	raw = bytes.Clone(raw)
+	var v [5][]byte
+	if !membersOf(raw, messageMembers, v[:]) {
+		return message{}, "", false
+	}
+	method, ok := stringValue(v[1])
+	if !ok {
+		return message{}, "", false
+	}
+	m := message{ID: v[0], Method: method, Params: v[2], Result: v[3]}
+	if e := v[4]; e != nil && string(e) != "null" {
+		m.Error = &rpcError{}
+		if e[0] != '{' || json.Unmarshal(e, m.Error) != nil {
+			return message{}, "", false
+		}
+	}
+	return m, dir, true
 }
 
 // direction guesses who sent a bare frame (no tap dir): requests and
@@ -338,6 +391,14 @@ func (fr frame) kinds(st State) []string {
 }
 
 func stopReason(result json.RawMessage) (string, bool) {
+	if v, _, ok := members(result, "stopReason", "stopReason"); ok {
+		if v == nil || string(v) == "null" {
+			return "", false
+		}
+		if s, ok := stringValue(v); ok {
+			return s, true
+		}
+	}
 	var r struct {
 		StopReason *string `json:"stopReason"`
 	}
@@ -498,6 +559,22 @@ func present(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" 
 
 // configOf picks the members of a JSON object that are present.
 func configOf(obj json.RawMessage, names ...string) map[string]json.RawMessage {
+	// What decoding obj into a map gives: the last member of each name.
+	found := map[string]json.RawMessage{}
+	if eachMember(obj, func(key, val []byte) {
+		for _, n := range names {
+			if string(key) == n {
+				found[n] = val
+			}
+		}
+	}) {
+		for n, v := range found {
+			if !present(v) {
+				delete(found, n)
+			}
+		}
+		return found
+	}
 	var all map[string]json.RawMessage
 	_ = json.Unmarshal(obj, &all) // a non-object has no members
 	out := map[string]json.RawMessage{}

@@ -19,56 +19,72 @@ import (
 // case-insensitively). ok is false when obj is not an object, a key is
 // escaped, or a name matches twice.
 func members(obj []byte, a, b string) (va, vb []byte, ok bool) {
+	var vals [2][]byte
+	ok = membersOf(obj, []string{a, b}, vals[:])
+	return vals[0], vals[1], ok
+}
+
+// membersOf is members for any number of names: vals[i] is the value of
+// names[i] (nil when absent).
+func membersOf(obj []byte, names []string, vals [][]byte) bool {
+	dup := false
+	ok := eachMember(obj, func(key, val []byte) {
+		for n, name := range names {
+			if bytes.EqualFold(key, []byte(name)) {
+				dup = dup || vals[n] != nil
+				vals[n] = val
+				return
+			}
+		}
+	})
+	return ok && !dup
+}
+
+// eachMember calls fn with the key (unquoted) and value of each member of
+// a valid JSON object, in order. It returns false, having called fn for
+// none or some, when obj is not an object or a key is escaped.
+func eachMember(obj []byte, fn func(key, val []byte)) bool {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return nil, nil, false
+		return false
 	}
 	i = skipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
-		return nil, nil, true
+		return true
 	}
 	for i < len(obj) {
 		if obj[i] != '"' {
-			return nil, nil, false
+			return false
 		}
 		end := skipString(obj, i)
+		if end < 0 {
+			return false
+		}
 		key := obj[i+1 : end-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, nil, false
+			return false
 		}
 		i = skipSpace(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
-			return nil, nil, false
+			return false
 		}
 		start := skipSpace(obj, i+1)
 		end = skipValue(obj, start)
-		val := obj[start:end]
-		switch {
-		case bytes.EqualFold(key, []byte(a)):
-			if va != nil {
-				return nil, nil, false
-			}
-			va = val
-		case bytes.EqualFold(key, []byte(b)):
-			if vb != nil {
-				return nil, nil, false
-			}
-			vb = val
-		}
+		fn(key, obj[start:end])
 		i = skipSpace(obj, end)
 		if i >= len(obj) {
-			return nil, nil, false
+			return false
 		}
 		switch obj[i] {
 		case '}':
-			return va, vb, true
+			return true
 		case ',':
 			i = skipSpace(obj, i+1)
 		default:
-			return nil, nil, false
+			return false
 		}
 	}
-	return nil, nil, false
+	return false
 }
 
 // stringValue reads a JSON string member as encoding/json decodes it into a
@@ -99,33 +115,50 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the end of the string that starts at b[i] (a quote).
+// skipString returns the end of the string that starts at b[i] (a quote),
+// -1 when it does not end.
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for i++; ; {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return -1
 		}
+		q := i + j
+		// The quote ends the string unless an odd run of backslashes
+		// escapes it.
+		k := q - 1
+		for k >= i && b[k] == '\\' {
+			k--
+		}
+		if (q-1-k)%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
-	return len(b)
 }
 
-// skipValue returns the end of the valid JSON value that starts at b[i].
+// skipValue returns the end of the valid JSON value that starts at b[i]
+// (of something, within b, for invalid JSON).
 func skipValue(b []byte, i int) int {
 	if i >= len(b) {
 		return i
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		if end := skipString(b, i); end >= 0 {
+			return end
+		}
+		return len(b)
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {
 			switch b[i] {
 			case '"':
-				i = skipString(b, i) - 1
+				end := skipString(b, i)
+				if end < 0 {
+					return len(b)
+				}
+				i = end - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
