@@ -69,10 +69,8 @@ db/reset: ## Stop and delete the private Postgres cluster (.cache/postgres)
 	scripts/ensure-postgres --stop
 	rm -rf .cache/postgres
 
-# The pipeline's `up` subcommand replaces this once it lands; until then this
-# is the quickest check that the binary builds and knows its schemas.
-up: ## Run agentwire locally
-	go run ./cmd/agentwire schema --list
+up: ## Run agentwire on the embedded default (NATS on 127.0.0.1:4222, store in ./.agentwire)
+	go run ./cmd/agentwire up
 
 record: ## Re-record the conformance recordings with the pinned agent CLIs (needs npm; not part of CI)
 	go run ./tools/record $(if $(ONLY),-only $(ONLY))

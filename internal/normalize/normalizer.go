@@ -334,7 +334,10 @@ func (w *partitionWorker) encode(e canonical.Event, f rawFrame) (*nats.Msg, erro
 	}
 	raw := e.Raw.Referenced(ref)
 	e.Raw = &raw
-	return wire.ToNATS(e)
+	if msg, err = wire.ToNATS(e); err != nil || int64(len(msg.Data)+4096) <= w.n.maxPayload() {
+		return msg, err
+	}
+	return wire.ToNATS(shrink(e, int(w.n.maxPayload())))
 }
 
 func (n *Normalizer) maxPayload() int64 {
@@ -380,6 +383,9 @@ func (w *partitionWorker) awaitPublish(ctx context.Context, pe pendingEvent) err
 			return nil
 		}
 		last = err
+		if errors.Is(err, nats.ErrMaxPayload) {
+			break // retrying cannot help
+		}
 		sleep(ctx, backoff)
 		backoff = min(2*backoff, 5*time.Second)
 	}
@@ -411,6 +417,11 @@ func (n *Normalizer) deadLetter(ctx context.Context, tenant string, data []byte,
 	}
 	msg.Header.Set(bus.HeaderReason, reason)
 	msg.Data = data
+	if limit := int(n.maxPayload()) - 16<<10; len(data) > limit {
+		// What did not fit once will not fit here either: keep the head.
+		msg.Data = data[:max(limit, 0)]
+		msg.Header.Set(bus.HeaderReason, reason+fmt.Sprintf(" (body cut to %d of %d bytes)", len(msg.Data), len(data)))
+	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := n.layout.JS.PublishMsg(pctx, msg); err != nil {

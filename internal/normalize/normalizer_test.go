@@ -154,7 +154,9 @@ func startNormalizers(t *testing.T, url string, n int, cfg bus.Config) context.C
 		require.NoError(t, err)
 		wg.Go(func() {
 			defer nc.Close()
-			_ = norm.Run(ctx)
+			if err := norm.Run(ctx); err != nil {
+				t.Errorf("normalizer %d stopped: %v", i, err)
+			}
 		})
 	}
 	stop := func() {

@@ -96,11 +96,13 @@ type Raw struct {
 // NewRaw keeps frame in the most readable encoding that still gives it back
 // byte for byte: as JSON when it is compact JSON in valid UTF-8, as a string
 // when it is other UTF-8 text, and as base64 otherwise. JSON with spacing is
-// kept as text because re-encoding would change its bytes.
+// kept as text because re-encoding would change its bytes, and JSON nested
+// deeper than MaxRawJSONDepth too, because decoders (encoding/json stops at
+// 10000 levels) could not read the event that embeds it.
 func NewRaw(source, method, messageType string, frame []byte) Raw {
 	r := Raw{Source: source, Method: method, MessageType: messageType}
 	switch {
-	case utf8.Valid(frame) && isCompactJSON(frame):
+	case utf8.Valid(frame) && jsonDepth(frame) <= MaxRawJSONDepth && isCompactJSON(frame):
 		r.Payload = bytes.Clone(frame)
 	case utf8.Valid(frame):
 		r.Payload = mustString(string(frame))
@@ -137,15 +139,56 @@ func (r Raw) Frame() ([]byte, error) {
 	}
 }
 
+// MaxRawJSONDepth is the deepest nesting of a frame kept as inline JSON.
+const MaxRawJSONDepth = 512
+
+// jsonDepth returns the deepest nesting of arrays and objects in b, not
+// counting brackets inside strings; b need not be valid JSON.
+func jsonDepth(b []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// isCompactJSON reports valid JSON that json.Compact would leave as it is:
+// no whitespace outside strings (Compact removes nothing else).
 func isCompactJSON(b []byte) bool {
 	if !json.Valid(b) {
 		return false
 	}
-	var c bytes.Buffer
-	if err := json.Compact(&c, b); err != nil {
-		return false
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			return false
+		case '"':
+			// Skip the string: valid JSON, so it ends at an unescaped quote.
+			for i++; b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		}
 	}
-	return bytes.Equal(c.Bytes(), b)
+	return true
 }
 
 // mustString encodes s as a JSON string without HTML escaping; encoding a

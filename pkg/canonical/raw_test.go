@@ -1,6 +1,7 @@
 package canonical
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -91,4 +92,15 @@ func TestRawReference(t *testing.T) {
 	bad.Payload = []byte(`{"bytes":1}`)
 	e.Raw = &bad
 	require.ErrorIs(t, Validate(e), ErrInvalidEvent, "a reference must say where")
+}
+
+func TestRawKeepsDeepJSONAsText(t *testing.T) {
+	t.Parallel()
+
+	deep := strings.Repeat("[", 10000) + strings.Repeat("]", 10000)
+	r := NewRaw("s", "", "", []byte(deep))
+	require.Equal(t, RawText, r.Encoding, "a decoder could not read the event otherwise")
+	ok := strings.Repeat(`{"a":`, 100) + `"[[[[\"]]"` + strings.Repeat("}", 100)
+	require.Equal(t, RawJSON, NewRaw("s", "", "", []byte(ok)).Encoding)
+	require.Equal(t, 3, jsonDepth([]byte(`{"a":[{"b":"]]]][[[[{{"}]}`)))
 }
