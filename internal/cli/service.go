@@ -2,23 +2,28 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/normalize"
+	"github.com/agentwire/agentwire/internal/telemetry"
 )
 
 // serviceFlags are the flags every long-running command shares.
 type serviceFlags struct {
 	natsURL  string
+	metrics  string
 	logLevel string
 	bus      bus.Config
 	batch    int
@@ -29,6 +34,7 @@ func (f *serviceFlags) register(fs *pflag.FlagSet, withURL bool) {
 		fs.StringVar(&f.natsURL, "nats-url", bus.DefaultURL, "NATS server to use")
 	}
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.metrics, "metrics-listen", "127.0.0.1:9464", "address of /metrics (Prometheus) and /healthz; empty turns them off")
 	fs.IntVar(&f.bus.Replicas, "replicas", 1, "replicas of the streams (3 in a cluster)")
 	fs.IntVar(&f.bus.Partitions, "partitions", bus.DefaultPartitions, "RAW partitions, fixed when RAW is created")
 	fs.DurationVar(&f.bus.RawMaxAge, "raw-max-age", 0, "how long RAW keeps frames (0: forever)")
@@ -57,11 +63,40 @@ func (f *serviceFlags) validate() error {
 }
 
 // runNormalizer applies the layout and normalizes until ctx ends, then
-// drains the connection.
-func runNormalizer(ctx context.Context, nc *nats.Conn, layout *bus.Layout, batch int, log *slog.Logger) error {
-	n, err := normalize.New(ctx, layout, normalize.Config{BatchSize: batch}, log)
+// drains the connection. Metrics and health are served meanwhile.
+func runNormalizer(ctx context.Context, nc *nats.Conn, layout *bus.Layout, f *serviceFlags, log *slog.Logger) error {
+	n, err := normalize.New(ctx, layout, normalize.Config{BatchSize: f.batch}, log)
 	if err != nil {
 		return err
+	}
+	if f.metrics != "" {
+		reg := telemetry.NewRegistry()
+		s := n.Stats()
+		for name, c := range map[string]*atomic.Uint64{
+			"frames": &s.Frames, "events": &s.Events, "skipped": &s.Skipped,
+			"gaps": &s.Gaps, "rebuilt": &s.Rebuilt, "dead_lettered": &s.DeadLettered,
+		} {
+			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Namespace: "agentwire", Subsystem: "normalize", Name: name + "_total", Help: metricHelp[name],
+			}, func() float64 { return float64(c.Load()) }))
+		}
+		srv, err := telemetry.Start(ctx, f.metrics, reg, func() error {
+			if !nc.IsConnected() {
+				return fmt.Errorf("NATS is %s", nc.Status())
+			}
+			return nil
+		}, log)
+		if errors.Is(err, telemetry.ErrAddrInUse) {
+			return Usagef("%v; pass --metrics-listen 127.0.0.1:<free port>, or --metrics-listen '' to turn metrics off", err)
+		}
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = srv.Stop(sctx)
+		}()
 	}
 	log.Info("normalizer running", "partitions", layout.Config.Partitions)
 	done := make(chan error, 1)
@@ -82,6 +117,15 @@ func runNormalizer(ctx context.Context, nc *nats.Conn, layout *bus.Layout, batch
 			log.Info("progress", "frames", s.Frames.Load(), "events", s.Events.Load(), "skipped", s.Skipped.Load(), "dead_lettered", s.DeadLettered.Load())
 		}
 	}
+}
+
+var metricHelp = map[string]string{
+	"frames":        "Frames mapped.",
+	"events":        "Canonical events published.",
+	"skipped":       "Redelivered frames skipped because they were mapped already.",
+	"gaps":          "Missing frames given up on after the gap timeout.",
+	"rebuilt":       "Sessions whose state was missing and was rebuilt from RAW.",
+	"dead_lettered": "Frames or events sent to the dead-letter stream.",
 }
 
 func newNormalizeCommand() *cobra.Command {
@@ -108,7 +152,7 @@ func newNormalizeCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("apply the JetStream layout: %w", err)
 			}
-			return runNormalizer(ctx, nc, layout, f.batch, log)
+			return runNormalizer(ctx, nc, layout, &f, log)
 		},
 	}
 	f.register(cmd.Flags(), true)

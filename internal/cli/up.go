@@ -62,7 +62,7 @@ With --nats-url, use that NATS server instead of an embedded one.`,
 			if err != nil {
 				return fmt.Errorf("apply the JetStream layout: %w", err)
 			}
-			return runNormalizer(ctx, nc, layout, f.batch, log.With("component", "normalize"))
+			return runNormalizer(ctx, nc, layout, &f, log.With("component", "normalize"))
 		},
 	}
 	f.register(cmd.Flags(), true)

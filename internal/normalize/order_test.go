@@ -88,7 +88,7 @@ func TestCrashRecovery(t *testing.T) {
 	publish(t, layout, "default", sessions, true)
 
 	start := func() *exec.Cmd {
-		cmd := exec.CommandContext(context.Background(), bin, "--nats-url", url, "--log-level", "warn", "--partitions", "4", "--pinned-ttl", "500ms", "--ack-wait", "2s", "--batch", "64")
+		cmd := exec.CommandContext(context.Background(), bin, "--nats-url", url, "--log-level", "warn", "--partitions", "4", "--pinned-ttl", "500ms", "--ack-wait", "2s", "--batch", "64", "--metrics-listen", "")
 		cmd.Stderr = os.Stderr
 		require.NoError(t, cmd.Start())
 		return cmd
