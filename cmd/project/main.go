@@ -1,10 +1,7 @@
-// Command project runs the agentwire project service (see package
+// Command project runs the agentwire projector (see package
 // github.com/agentwire/agentwire/internal/project).
 package main
 
-import (
-	"github.com/agentwire/agentwire/internal/cli"
-	"github.com/agentwire/agentwire/internal/project"
-)
+import "github.com/agentwire/agentwire/internal/cli"
 
-func main() { cli.Main("project", project.Run) }
+func main() { cli.Main("project", cli.Project) }

@@ -38,7 +38,7 @@ turn and item state into Postgres.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return Usagef("%v (see `%s --help`)", err, cmd.CommandPath())
 	})
-	root.AddCommand(newVersionCommand(), newSchemaCommand(), newMapCommand(), newUpCommand(), newNormalizeCommand(), newBenchCommand(), newIngestCommand())
+	root.AddCommand(newVersionCommand(), newSchemaCommand(), newMapCommand(), newUpCommand(), newNormalizeCommand(), newBenchCommand(), newIngestCommand(), newProjectCommand(), newMigrateCommand())
 	return root
 }
 

@@ -14,6 +14,7 @@ import (
 func newUpCommand() *cobra.Command {
 	var (
 		f       serviceFlags
+		db      databaseFlags
 		listen  string
 		dataDir string
 	)
@@ -62,10 +63,16 @@ With --nats-url, use that NATS server instead of an embedded one.`,
 			if err != nil {
 				return fmt.Errorf("apply the JetStream layout: %w", err)
 			}
+			stopProjector, err := startProjector(ctx, cmd.ErrOrStderr(), url, f, db, log.With("component", "project"))
+			if err != nil {
+				return err
+			}
+			defer stopProjector()
 			return runNormalizer(ctx, nc, layout, &f, log.With("component", "normalize"))
 		},
 	}
 	f.register(cmd.Flags(), true)
+	db.register(cmd)
 	cmd.Flags().StringVar(&listen, "nats-listen", "127.0.0.1:4222", "address of the embedded NATS server")
 	cmd.Flags().StringVar(&dataDir, "data-dir", ".agentwire", "directory of the embedded JetStream store")
 	return cmd

@@ -1,5 +1,49 @@
-// Package project is the project service: it applies the RUNTIME stream to the Postgres projections, exactly once per event.
+// Package project is the projector: it applies the RUNTIME stream to the
+// Postgres projections (package migrations has the schema), exactly once
+// per event.
 //
-// The service arrives with the pipeline; until then Run says so and fails,
-// so that nothing is mistaken for a working stage.
+// # Order and parallelism
+//
+// RUNTIME subjects name provider and type, not session, so one durable
+// pull consumer (bus.ProjectConsumer) reads the whole stream in order and
+// hands each event to the worker that owns its session (a hash of tenant
+// and session id). A session's events therefore reach one worker in stream
+// order, and different sessions are applied in parallel.
+//
+// # Exactly once
+//
+// A worker applies a batch in one transaction that also records, per
+// session, the last RUNTIME sequence applied (projector_checkpoints); the
+// events are acked only after it commits. An event at or below its
+// session's checkpoint is skipped, and so is an event whose id is already
+// in the event log (the same event published twice): redelivery is a
+// no-op. So that a crash can never let a later event of a session be
+// applied before an earlier one that was lost in flight, each life of the
+// consume loop starts by rewinding the consumer to its ack floor, and one
+// projector per consumer and database is active at a time (a Postgres
+// advisory lock; others stand by). The loop starts over when the lock's
+// connection dies (Postgres restarted) or NATS reconnects.
+//
+// # Batches
+//
+// A batch's events are folded in memory into one patch per touched row,
+// then written with one upsert per row, all in one round trip. Content
+// deltas of an item are concatenated per batch and appended to the row in
+// one statement; item lifecycle content, above all item.completed's, is
+// authoritative and replaces what deltas built.
+//
+// # Bad events
+//
+// An event that cannot be decoded, or that Postgres rejects (a data or
+// integrity error), goes to deadletter.project.<tenant> with the reason
+// and is counted; the batch is then applied event by event in savepoints
+// so the rest of it is kept. Transient errors are retried (the messages'
+// ack deadlines extended meanwhile); a schema that does not match stops
+// the projector.
+//
+// # Rebuilding
+//
+// Every projection row is a function of the events of the stream in
+// order, so truncating the projection tables and the checkpoints and
+// consuming RUNTIME from the start rebuilds them exactly.
 package project

@@ -3,12 +3,257 @@ package project
 import (
 	"context"
 	"errors"
-	"io"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentwire/agentwire/internal/bus"
 )
 
-// ErrNotImplemented is returned by Run until the service lands.
-var ErrNotImplemented = errors.New("the project service is not implemented in this version")
+// Config configures a Projector. The zero value is usable.
+type Config struct {
+	// Consumer names the durable RUNTIME consumer and the checkpoints.
+	// Default bus.ProjectConsumer.
+	Consumer string
+	// Workers is how many sessions are applied in parallel (each worker owns
+	// the sessions that hash to it). Default 4.
+	Workers int
+	// BatchSize bounds the events a worker applies in one transaction.
+	// Default 256.
+	BatchSize int
+	// DrainTimeout bounds how long a shutdown keeps retrying the batches in
+	// hand when Postgres is unavailable. Default 30s.
+	DrainTimeout time.Duration
+	// BeforeCommit, when set, runs inside every batch transaction just
+	// before it commits (tests use it to widen the crash window).
+	BeforeCommit func(events int)
+}
 
-// Run runs the project service with its command-line arguments until ctx is
-// cancelled.
-func Run(_ context.Context, _ []string, _, _ io.Writer) error { return ErrNotImplemented }
+// WithDefaults fills in zero fields.
+func (c Config) WithDefaults() Config {
+	if c.Consumer == "" {
+		c.Consumer = bus.ProjectConsumer
+	}
+	if c.Workers <= 0 {
+		c.Workers = 4
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 256
+	}
+	if c.DrainTimeout <= 0 {
+		c.DrainTimeout = 30 * time.Second
+	}
+	return c
+}
+
+// Stats counts what a Projector did.
+type Stats struct {
+	// Applied counts events written to the projections.
+	Applied atomic.Uint64
+	// Skipped counts redelivered or duplicate events (no-ops).
+	Skipped atomic.Uint64
+	// DeadLettered counts events sent to deadletter.project.<tenant>.
+	DeadLettered atomic.Uint64
+	// Batches counts committed transactions.
+	Batches atomic.Uint64
+	// Retries counts batches retried after a transient Postgres error.
+	Retries atomic.Uint64
+	// Restarts counts restarts of the consume loop (Postgres or NATS lost).
+	Restarts atomic.Uint64
+}
+
+// Projector applies RUNTIME to the Postgres projections. Start it with Run.
+type Projector struct {
+	cfg    Config
+	pool   *pgxpool.Pool
+	layout *bus.Layout
+	log    *slog.Logger
+	stats  Stats
+}
+
+// New returns a Projector writing to pool (whose schema must be migrated)
+// and reading RUNTIME through layout.
+func New(pool *pgxpool.Pool, layout *bus.Layout, cfg Config, log *slog.Logger) *Projector {
+	return &Projector{cfg: cfg.WithDefaults(), pool: pool, layout: layout, log: log}
+}
+
+// Stats returns the running counters.
+func (p *Projector) Stats() *Stats { return &p.stats }
+
+var (
+	errLockLost    = errors.New("lost the projector's Postgres connection")
+	errReconnected = errors.New("reconnected to NATS")
+)
+
+// Run projects until ctx is cancelled, then finishes the batches in hand
+// (committed and acked, or left for redelivery) and returns nil. It
+// survives Postgres and NATS restarts: the consume loop starts over,
+// resuming from the consumer's ack floor, and the checkpoints skip what
+// was already applied. It returns an error only for what retrying cannot
+// fix (a schema that does not match).
+func (p *Projector) Run(ctx context.Context) error {
+	backoff := 250 * time.Millisecond
+	for {
+		err := p.runOnce(ctx)
+		if ctx.Err() != nil {
+			return nil //nolint:nilerr // shutting down: what the last run hit does not matter
+		}
+		if errors.Is(err, errFatal) {
+			return err
+		}
+		p.stats.Restarts.Add(1)
+		p.log.Warn("projector restarting", "err", err, "in", backoff)
+		sleep(ctx, backoff)
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// lockKey makes one projector per consumer and schema the active one.
+const lockKey = `hashtext('agentwire.project.' || $1::text || '.' || current_schema())`
+
+// runOnce is one life of the consume loop: take the lock, rewind the
+// consumer to its ack floor, fan messages out to the workers until ctx
+// ends or a connection is lost.
+func (p *Projector) runOnce(ctx context.Context) error {
+	lock, err := pgx.ConnectConfig(ctx, p.pool.Config().ConnConfig)
+	if err != nil {
+		return fmt.Errorf("connect to Postgres: %w", err)
+	}
+	defer func() { _ = lock.Close(context.WithoutCancel(ctx)) }()
+	for waited := false; ; waited = true {
+		var ok bool
+		if err := lock.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`)`, p.cfg.Consumer).Scan(&ok); err != nil {
+			return classify(fmt.Errorf("take the projector lock: %w", err))
+		}
+		if ok {
+			break
+		}
+		if !waited {
+			p.log.Info("another projector is active on this database; standing by", "consumer", p.cfg.Consumer)
+		}
+		sleep(ctx, time.Second)
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+	cons, err := p.layout.EnsureProjectConsumer(ctx, p.cfg.Consumer, 4*p.cfg.Workers*p.cfg.BatchSize)
+	if err != nil {
+		return err
+	}
+	// Events delivered to a previous life and not acked come again in
+	// stream order, so every session's events arrive in order; what was
+	// applied already is skipped by the checkpoints.
+	if _, err := p.layout.JS.ResetConsumer(ctx, bus.RuntimeStream, p.cfg.Consumer); err != nil {
+		return fmt.Errorf("rewind consumer %s to its ack floor: %w", p.cfg.Consumer, err)
+	}
+
+	run, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go p.watch(run, cancel, lock)
+
+	workers := make([]*worker, p.cfg.Workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		workers[i] = &worker{p: p, in: make(chan jetstream.Msg, p.cfg.BatchSize), outer: ctx, run: run}
+		wg.Go(workers[i].loop)
+	}
+	err = p.dispatch(run, cons, workers)
+	for _, w := range workers {
+		close(w.in)
+	}
+	wg.Wait()
+	if cause := context.Cause(run); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	for _, w := range workers {
+		if w.err != nil {
+			return w.err
+		}
+	}
+	return err
+}
+
+// watch ends the run when the lock's connection dies (Postgres restarted:
+// the lock is gone) or the NATS connection was re-established (messages in
+// flight may have been lost; rewinding to the ack floor brings them back).
+func (p *Projector) watch(run context.Context, cancel context.CancelCauseFunc, lock *pgx.Conn) {
+	nc := p.layout.JS.Conn()
+	reconnects := nc.Stats().Reconnects
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for n := 0; ; n++ {
+		select {
+		case <-run.Done():
+			return
+		case <-tick.C:
+		}
+		if r := nc.Stats().Reconnects; r != reconnects {
+			cancel(errReconnected)
+			return
+		}
+		if n%4 == 3 {
+			pctx, c := context.WithTimeout(run, 5*time.Second)
+			err := lock.Ping(pctx)
+			c()
+			if err != nil && run.Err() == nil {
+				cancel(fmt.Errorf("%w: %w", errLockLost, err))
+				return
+			}
+		}
+	}
+}
+
+// dispatch hands each message to the worker that owns its session, in
+// stream order, until run ends.
+func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, workers []*worker) error {
+	it, err := cons.Messages(jetstream.PullMaxMessages(2*p.cfg.BatchSize), jetstream.PullExpiry(5*time.Second))
+	if err != nil {
+		return fmt.Errorf("consume RUNTIME: %w", err)
+	}
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-run.Done():
+		case <-stopped:
+		}
+		it.Stop()
+	}()
+	defer close(stopped)
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || run.Err() != nil {
+				return nil
+			}
+			p.log.Debug("consume: transient error", "err", err)
+			continue
+		}
+		h := m.Headers()
+		f := fnv.New32a()
+		_, _ = f.Write([]byte(h.Get("ce-tenant")))
+		_, _ = f.Write([]byte{0})
+		_, _ = f.Write([]byte(h.Get("ce-sessionid")))
+		w := workers[int(f.Sum32()%uint32(len(workers)))] //nolint:gosec // len(workers) is small
+		select {
+		case w.in <- m:
+		case <-run.Done():
+			return nil
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/project"
+	"github.com/agentwire/agentwire/migrations"
+)
+
+// databaseFlags are the flags of commands that use Postgres.
+type databaseFlags struct {
+	url     string
+	workers int
+}
+
+func (f *databaseFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.url, "database-url", os.Getenv("DATABASE_URL"), "Postgres to project into (default $DATABASE_URL)")
+	cmd.Flags().IntVar(&f.workers, "project-workers", 4, "sessions the projector applies in parallel")
+}
+
+// openDatabase connects a pool sized for the projector's workers and
+// applies the migrations the database lacks.
+func openDatabase(ctx context.Context, url string, workers int, log *slog.Logger) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The URL may hold a password: it is not echoed.
+		return nil, Usagef("--database-url: %v", err)
+	}
+	cfg.MaxConns = max(cfg.MaxConns, int32(workers)+2) //nolint:gosec // a small worker count
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "agentwire"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Postgres: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to Postgres at %s:%d: %w (check --database-url or DATABASE_URL)", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	applied, err := migrations.UpPool(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if len(applied) > 0 {
+		log.Info("migrated the database", "applied", applied)
+	}
+	return pool, nil
+}
+
+// runProjector projects until ctx ends, logging progress.
+func runProjector(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, workers, batch int, log *slog.Logger) error {
+	p := project.New(pool, layout, project.Config{Workers: workers, BatchSize: batch}, log)
+	log.Info("projector running", "workers", workers)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			s := p.Stats()
+			log.Info("projector stopped", "applied", s.Applied.Load(), "skipped", s.Skipped.Load(), "dead_lettered", s.DeadLettered.Load())
+			return err
+		case <-tick.C:
+			s := p.Stats()
+			log.Info("progress", "applied", s.Applied.Load(), "skipped", s.Skipped.Load(), "dead_lettered", s.DeadLettered.Load(), "retries", s.Retries.Load())
+		}
+	}
+}
+
+func newProjectCommand() *cobra.Command {
+	var (
+		f  serviceFlags
+		db databaseFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "project",
+		Short: "Run the projector: canonical events on RUNTIME → Postgres projections",
+		Long: `Migrate the database, then apply every RUNTIME event to the Postgres projections
+(sessions, threads, turns, items, requests, usage, ...) exactly once, in order per session.
+Events it cannot apply go to deadletter.project.<tenant> with the reason.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.validate(); err != nil {
+				return err
+			}
+			if db.url == "" {
+				return Usagef("project: no database: pass --database-url or set DATABASE_URL")
+			}
+			log, err := f.logger(cmd.ErrOrStderr(), "project")
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			pool, err := openDatabase(ctx, db.url, db.workers, log)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			nc, js, err := bus.Connect(ctx, f.natsURL, "agentwire-project", log)
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			layout, err := bus.Ensure(ctx, js, f.bus)
+			if err != nil {
+				return fmt.Errorf("apply the JetStream layout: %w", err)
+			}
+			err = runProjector(ctx, pool, layout, db.workers, f.batch, log)
+			if derr := nc.Drain(); derr != nil {
+				log.Debug("drain", "err", derr)
+			}
+			return err
+		},
+	}
+	f.register(cmd.Flags(), true)
+	db.register(cmd)
+	return cmd
+}
+
+func newMigrateCommand() *cobra.Command {
+	var url string
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the Postgres migrations the database lacks",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if url == "" {
+				return Usagef("migrate: no database: pass --database-url or set DATABASE_URL")
+			}
+			log := slog.New(slog.DiscardHandler)
+			pool, err := openDatabase(cmd.Context(), url, 0, log)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			all, err := migrations.All()
+			if err != nil {
+				return err
+			}
+			_, _ = fmt.Fprintf(cmd.OutOrStdout(), "database at version %d\n", len(all))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&url, "database-url", os.Getenv("DATABASE_URL"), "Postgres to migrate (default $DATABASE_URL)")
+	return cmd
+}
+
+// Project runs the project command on its own (cmd/project).
+func Project(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := newProjectCommand() //nolint:contextcheck // cobra hands ctx to the command through ExecuteContext
+	return runStandalone(ctx, cmd, args, stdout, stderr)
+}
+
+// startProjector runs the projector inside `agentwire up` on its own NATS
+// connection when a database is configured, and says how to turn it on
+// when not. The returned function waits for it to stop (after ctx ends).
+func startProjector(ctx context.Context, stderr io.Writer, natsURL string, f serviceFlags, db databaseFlags, log *slog.Logger) (func(), error) {
+	if db.url == "" {
+		_, _ = fmt.Fprintln(stderr, "agentwire: projections are off (no database); pass --database-url or set DATABASE_URL to project into Postgres")
+		return func() {}, nil
+	}
+	pool, err := openDatabase(ctx, db.url, db.workers, log)
+	if err != nil {
+		return nil, err
+	}
+	nc, js, err := bus.Connect(ctx, natsURL, "agentwire-up-project", log)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	layout, err := bus.Ensure(ctx, js, f.bus)
+	if err != nil {
+		nc.Close()
+		pool.Close()
+		return nil, fmt.Errorf("apply the JetStream layout: %w", err)
+	}
+	_, _ = fmt.Fprintln(stderr, "agentwire: projecting RUNTIME into Postgres")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := runProjector(ctx, pool, layout, db.workers, f.batch, log); err != nil {
+			log.Error("projector failed", "err", err)
+		}
+		_ = nc.Drain()
+		pool.Close()
+	}()
+	return func() { <-done }, nil
+}

@@ -1,0 +1,668 @@
+package project
+
+import (
+	"encoding/json"
+	"maps"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// Patches are keyed by session too: a thread, turn or item with a native
+// id can be seen by several sessions (a Codex app-server tap and the
+// rollout log), and each session's view is written on its own (see
+// crossSession).
+//
+// A batch's events are folded in memory into one patch per touched row
+// (session, thread, turn, item, request, task, hook, unmapped kind), which
+// is then written with one upsert per row. A patch's nil fields leave the
+// row's value alone; content deltas of an item are concatenated in a
+// builder, so a batch of n deltas costs O(total text), not O(n²).
+
+type key struct{ tenant, id string }
+
+type key3 struct{ tenant, session, id string }
+
+type sessionPatch struct {
+	provider             string
+	state, stateReason   *string
+	model, cliVersion    *string
+	config               map[string]json.RawMessage
+	startedAt, endedAt   *time.Time
+	exitKind, exitReason *string
+	exitCode             *int
+	first, last          time.Time
+	count                int64
+}
+
+type threadPatch struct {
+	session, provider string
+	providerThreadID  *string
+	state, name       *string
+	metadata          map[string]json.RawMessage
+	usage             *canonical.TokenUsage
+	contextWindow     *int64
+	startedAt         *time.Time
+	updatedAt         time.Time
+}
+
+type turnPatch struct {
+	session, provider        string
+	thread                   *string
+	state, model, effort     *string
+	startedAt, endedAt       *time.Time
+	stopReason               *string
+	errorMessage, errorClass *string
+	usage                    *canonical.TokenUsage
+	cost                     *float64
+	durationMs               *int64
+	plan                     json.RawMessage
+	planExplanation          *string
+	diff                     *string
+	updatedAt                time.Time
+}
+
+// numStreams is the number of text columns of an item, one per StreamKind.
+const numStreams = 7
+
+type itemPatch struct {
+	session, provider         string
+	thread, turn              *string
+	itemType, status, title   *string
+	detail, toolName, command *string
+	exitCode                  *int
+	files                     []string
+	parent                    *string
+	text                      [numStreams]*strings.Builder
+	replace                   int32 // bit i: text[i] replaces the column instead of extending it
+	startedAt, completedAt    *time.Time
+	updatedAt                 time.Time
+}
+
+type requestPatch struct {
+	session, provider    string
+	thread, turn, item   *string
+	requestType, detail  *string
+	args, resolution     json.RawMessage
+	openedAt, resolvedAt *time.Time
+	decision             *string
+}
+
+type taskPatch struct {
+	provider                  string
+	thread, turn              *string
+	description, taskType     *string
+	status, summary, lastTool *string
+	usage                     json.RawMessage
+	startedAt, completedAt    *time.Time
+	updatedAt                 time.Time
+}
+
+type hookPatch struct {
+	provider               string
+	turn                   *string
+	name, event, outcome   *string
+	output, stdout, stderr *string
+	exitCode               *int
+	startedAt, completedAt *time.Time
+}
+
+type rateRow struct {
+	tenant, event, window, session, provider string
+	at                                       time.Time
+	usedPercent                              *float64
+	windowMinutes                            *int64
+	resetsAt                                 *time.Time
+	status                                   *string
+	snapshot                                 json.RawMessage
+}
+
+type ledgerRow struct {
+	tenant, turn, model, provider, session string
+	thread                                 *string
+	at                                     time.Time
+	usage                                  canonical.TokenUsage
+	cost                                   *float64
+}
+
+type ledgerKey struct{ tenant, session, turn, model string }
+
+type unmappedKey struct{ tenant, provider, session, dialect, kind string }
+
+type unmappedPatch struct {
+	count       int64
+	first, last time.Time
+}
+
+// writes is everything a batch changes, folded.
+type writes struct {
+	sessions map[key]*sessionPatch
+	threads  map[key3]*threadPatch
+	turns    map[key3]*turnPatch
+	items    map[key3]*itemPatch
+	requests map[key3]*requestPatch
+	tasks    map[key3]*taskPatch
+	hooks    map[key3]*hookPatch
+	rates    []rateRow
+	ledger   map[ledgerKey]*ledgerRow
+	unmapped map[unmappedKey]*unmappedPatch
+}
+
+func newWrites() *writes {
+	return &writes{
+		sessions: map[key]*sessionPatch{}, threads: map[key3]*threadPatch{}, turns: map[key3]*turnPatch{},
+		items: map[key3]*itemPatch{}, requests: map[key3]*requestPatch{}, tasks: map[key3]*taskPatch{},
+		hooks: map[key3]*hookPatch{}, ledger: map[ledgerKey]*ledgerRow{}, unmapped: map[unmappedKey]*unmappedPatch{},
+	}
+}
+
+// later is the later of two times: updated_at is the latest event time
+// seen, whatever the batch boundaries.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// str returns nil for "", so that an absent value leaves the column alone.
+func str(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func streamIndex(k canonical.StreamKind) int {
+	switch k {
+	case canonical.StreamAssistantText:
+		return 0
+	case canonical.StreamReasoningText:
+		return 1
+	case canonical.StreamReasoningSummaryText:
+		return 2
+	case canonical.StreamPlanText:
+		return 3
+	case canonical.StreamCommandOutput:
+		return 4
+	case canonical.StreamFileChangeOutput:
+		return 5
+	case canonical.StreamUnknown:
+		return 6
+	}
+	return 6
+}
+
+func (w *writes) session(e *canonical.Event) *sessionPatch {
+	k := key{e.Tenant, e.SessionID}
+	s := w.sessions[k]
+	if s == nil {
+		s = &sessionPatch{provider: string(e.Provider), first: e.CreatedAt, last: e.CreatedAt}
+		w.sessions[k] = s
+	}
+	return s
+}
+
+func (w *writes) thread(e *canonical.Event) *threadPatch {
+	k := key3{e.Tenant, e.SessionID, e.ThreadID}
+	t := w.threads[k]
+	if t == nil {
+		t = &threadPatch{session: e.SessionID, provider: string(e.Provider)}
+		w.threads[k] = t
+	}
+	t.updatedAt = later(t.updatedAt, e.CreatedAt)
+	return t
+}
+
+func (w *writes) turn(e *canonical.Event) *turnPatch {
+	k := key3{e.Tenant, e.SessionID, e.TurnID}
+	t := w.turns[k]
+	if t == nil {
+		t = &turnPatch{session: e.SessionID, provider: string(e.Provider)}
+		w.turns[k] = t
+	}
+	if e.ThreadID != "" {
+		t.thread = new(e.ThreadID)
+	}
+	t.updatedAt = later(t.updatedAt, e.CreatedAt)
+	return t
+}
+
+func (w *writes) item(e *canonical.Event) *itemPatch {
+	k := key3{e.Tenant, e.SessionID, e.ItemID}
+	it := w.items[k]
+	if it == nil {
+		it = &itemPatch{session: e.SessionID, provider: string(e.Provider), startedAt: new(e.CreatedAt)}
+		w.items[k] = it
+	}
+	if e.ThreadID != "" {
+		it.thread = new(e.ThreadID)
+	}
+	if e.TurnID != "" {
+		it.turn = new(e.TurnID)
+	}
+	it.updatedAt = later(it.updatedAt, e.CreatedAt)
+	return it
+}
+
+func (w *writes) request(e *canonical.Event) *requestPatch {
+	k := key3{e.Tenant, e.SessionID, e.RequestID}
+	r := w.requests[k]
+	if r == nil {
+		r = &requestPatch{session: e.SessionID, provider: string(e.Provider)}
+		w.requests[k] = r
+	}
+	if e.ThreadID != "" {
+		r.thread = new(e.ThreadID)
+	}
+	if e.TurnID != "" {
+		r.turn = new(e.TurnID)
+	}
+	if e.ItemID != "" {
+		r.item = new(e.ItemID)
+	}
+	return r
+}
+
+func (w *writes) task(e *canonical.Event, id string) *taskPatch {
+	k := key3{e.Tenant, e.SessionID, id}
+	t := w.tasks[k]
+	if t == nil {
+		t = &taskPatch{provider: string(e.Provider)}
+		w.tasks[k] = t
+	}
+	if e.ThreadID != "" {
+		t.thread = new(e.ThreadID)
+	}
+	if e.TurnID != "" {
+		t.turn = new(e.TurnID)
+	}
+	t.updatedAt = later(t.updatedAt, e.CreatedAt)
+	return t
+}
+
+func (w *writes) hook(e *canonical.Event, id string) *hookPatch {
+	k := key3{e.Tenant, e.SessionID, id}
+	h := w.hooks[k]
+	if h == nil {
+		h = &hookPatch{provider: string(e.Provider)}
+		w.hooks[k] = h
+	}
+	if e.TurnID != "" {
+		h.turn = new(e.TurnID)
+	}
+	return h
+}
+
+// lifecycle folds an item.started/updated/completed payload.
+func (it *itemPatch) lifecycle(p *canonical.ItemLifecycle) {
+	if p.ItemType != "" {
+		it.itemType = new(string(p.ItemType))
+	}
+	if p.Status != "" {
+		it.status = new(string(p.Status))
+	}
+	set := func(dst **string, v string) {
+		if v != "" {
+			*dst = &v
+		}
+	}
+	set(&it.title, p.Title)
+	set(&it.detail, p.Detail)
+	set(&it.toolName, p.ToolName)
+	set(&it.command, p.Command)
+	set(&it.parent, p.ParentItemID)
+	if p.ExitCode != nil {
+		it.exitCode = new(*p.ExitCode)
+	}
+	if p.Files != nil {
+		it.files = p.Files
+	}
+	for k, v := range p.Content {
+		i := streamIndex(k)
+		b := &strings.Builder{}
+		b.WriteString(v)
+		it.text[i] = b
+		it.replace |= 1 << i
+	}
+}
+
+func (it *itemPatch) appendText(k canonical.StreamKind, s string) {
+	i := streamIndex(k)
+	if it.text[i] == nil {
+		it.text[i] = &strings.Builder{}
+	}
+	_, _ = it.text[i].WriteString(s)
+}
+
+var userAgentVersion = regexp.MustCompile(`^[^/\s]+/([0-9][^\s]*)`)
+
+// cliVersion finds the agent CLI's version in a session configuration:
+// Claude's claude_code_version, Codex rollout's cli_version, an ACP
+// agentInfo.version, or the version in Codex's user agent.
+func cliVersion(cfg map[string]json.RawMessage) string {
+	for _, k := range []string{"claude_code_version", "cli_version", "cliVersion", "version"} {
+		var s string
+		if json.Unmarshal(cfg[k], &s) == nil && s != "" {
+			return s
+		}
+	}
+	var info struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(cfg["agentInfo"], &info) == nil && info.Version != "" {
+		return info.Version
+	}
+	var ua string
+	if json.Unmarshal(cfg["userAgent"], &ua) == nil {
+		if m := userAgentVersion.FindStringSubmatch(ua); m != nil {
+			return m[1]
+		}
+	}
+	return ""
+}
+
+// fold applies one event to the batch's patches. Every payload type is a
+// case and there is no default: a new payload type fails lint here.
+func (w *writes) fold(e *canonical.Event) {
+	s := w.session(e)
+	s.count++
+	if e.CreatedAt.Before(s.first) {
+		s.first = e.CreatedAt
+	}
+	if e.CreatedAt.After(s.last) {
+		s.last = e.CreatedAt
+	}
+	if e.ThreadID != "" {
+		w.thread(e)
+	}
+	if e.TurnID != "" {
+		w.turn(e)
+	}
+	at := e.CreatedAt
+	switch p := e.Payload.(type) {
+	case *canonical.SessionStarted:
+		if s.startedAt == nil {
+			s.startedAt = new(at)
+		}
+	case *canonical.SessionConfigured:
+		if s.config == nil {
+			s.config = map[string]json.RawMessage{}
+		}
+		maps.Copy(s.config, p.Config)
+		var model string
+		if json.Unmarshal(p.Config["model"], &model) == nil && model != "" {
+			s.model = &model
+		}
+		if v := cliVersion(p.Config); v != "" {
+			s.cliVersion = &v
+		}
+	case *canonical.SessionStateChanged:
+		s.state, s.stateReason = new(string(p.State)), str(p.Reason)
+	case *canonical.SessionExited:
+		s.endedAt, s.exitReason, s.exitKind = new(at), str(p.Reason), str(string(p.ExitKind))
+		if p.ExitCode != nil {
+			s.exitCode = new(*p.ExitCode)
+		}
+		state := "stopped"
+		if p.ExitKind == canonical.ExitError {
+			state = "error"
+		}
+		s.state, s.stateReason = &state, str(p.Reason)
+	case *canonical.ThreadStarted:
+		if e.ThreadID != "" {
+			t := w.thread(e)
+			t.providerThreadID = str(p.ProviderThreadID)
+			if t.startedAt == nil {
+				t.startedAt = new(at)
+			}
+		}
+	case *canonical.ThreadStateChanged:
+		if e.ThreadID != "" {
+			w.thread(e).state = new(string(p.State))
+		}
+	case *canonical.ThreadMetadataUpdated:
+		if e.ThreadID != "" {
+			t := w.thread(e)
+			if p.Name != "" {
+				t.name = new(p.Name)
+			}
+			if len(p.Metadata) > 0 {
+				if t.metadata == nil {
+					t.metadata = map[string]json.RawMessage{}
+				}
+				maps.Copy(t.metadata, p.Metadata)
+			}
+		}
+	case *canonical.ThreadTokenUsageUpdated:
+		if e.ThreadID != "" {
+			t := w.thread(e)
+			t.usage = new(p.Usage)
+			if p.ModelContextWindow != nil {
+				t.contextWindow = new(*p.ModelContextWindow)
+			}
+		}
+	case *canonical.ThreadRealtimeStarted, *canonical.ThreadRealtimeItemAdded, *canonical.ThreadRealtimeAudioDelta,
+		*canonical.ThreadRealtimeError, *canonical.ThreadRealtimeClosed:
+		// In the event log only.
+	case *canonical.TurnStarted:
+		if e.TurnID != "" {
+			t := w.turn(e)
+			if t.startedAt == nil {
+				t.startedAt = new(at)
+			}
+			t.state = new("in_progress")
+			t.model, t.effort = str(p.Model), str(p.Effort)
+		}
+	case *canonical.TurnCompleted:
+		if e.TurnID != "" {
+			w.turnCompleted(e, p)
+		}
+	case *canonical.TurnAborted:
+		if e.TurnID != "" {
+			t := w.turn(e)
+			t.state, t.endedAt, t.errorMessage = new("aborted"), new(at), str(p.Reason)
+		}
+	case *canonical.TurnPlanUpdated:
+		if e.TurnID != "" {
+			t := w.turn(e)
+			t.plan, _ = json.Marshal(p.Plan) //nolint:errchkjson // plan steps are strings
+			if p.Explanation != nil {
+				t.planExplanation = new(*p.Explanation)
+			}
+		}
+	case *canonical.TurnDiffUpdated:
+		if e.TurnID != "" {
+			w.turn(e).diff = new(p.UnifiedDiff)
+		}
+	case *canonical.ItemStarted:
+		if e.ItemID != "" {
+			it := w.item(e)
+			it.lifecycle((*canonical.ItemLifecycle)(p))
+			if it.status == nil {
+				it.status = new(string(canonical.ItemStatusInProgress))
+			}
+		}
+	case *canonical.ItemUpdated:
+		if e.ItemID != "" {
+			w.item(e).lifecycle((*canonical.ItemLifecycle)(p))
+		}
+	case *canonical.ItemCompleted:
+		if e.ItemID != "" {
+			it := w.item(e)
+			if p.Status == "" {
+				it.status = new(string(canonical.ItemStatusCompleted))
+			}
+			it.lifecycle((*canonical.ItemLifecycle)(p))
+			it.completedAt = new(at)
+		}
+	case *canonical.ContentDelta:
+		if e.ItemID != "" {
+			w.item(e).appendText(p.StreamKind, p.Delta)
+		}
+	case *canonical.RequestOpened:
+		if e.RequestID != "" {
+			r := w.request(e)
+			r.requestType, r.detail, r.args = new(string(p.RequestType)), str(p.Detail), p.Args
+			if r.openedAt == nil {
+				r.openedAt = new(at)
+			}
+		}
+	case *canonical.RequestResolved:
+		if e.RequestID != "" {
+			r := w.request(e)
+			r.requestType, r.decision, r.resolution, r.resolvedAt = new(string(p.RequestType)), str(p.Decision), p.Resolution, new(at)
+		}
+	case *canonical.UserInputRequested:
+		if e.RequestID != "" {
+			r := w.request(e)
+			r.requestType, r.args = new("user_input"), p.Questions
+			if r.openedAt == nil {
+				r.openedAt = new(at)
+			}
+		}
+	case *canonical.UserInputResolved:
+		if e.RequestID != "" {
+			r := w.request(e)
+			r.requestType, r.decision, r.resolution, r.resolvedAt = new("user_input"), new("answered"), p.Answers, new(at)
+		}
+	case *canonical.TaskStarted:
+		t := w.task(e, p.TaskID)
+		t.description, t.taskType = str(p.Description), str(p.TaskType)
+		if t.startedAt == nil {
+			t.startedAt = new(at)
+		}
+	case *canonical.TaskProgress:
+		t := w.task(e, p.TaskID)
+		t.lastTool = str(p.LastToolName)
+		if len(p.Usage) > 0 {
+			t.usage = p.Usage
+		}
+	case *canonical.TaskCompleted:
+		t := w.task(e, p.TaskID)
+		t.status, t.summary, t.completedAt = new(string(p.Status)), str(p.Summary), new(at)
+		if len(p.Usage) > 0 {
+			t.usage = p.Usage
+		}
+	case *canonical.HookStarted:
+		h := w.hook(e, p.HookID)
+		h.name, h.event = str(p.HookName), str(p.HookEvent)
+		if h.startedAt == nil {
+			h.startedAt = new(at)
+		}
+	case *canonical.HookProgress:
+		h := w.hook(e, p.HookID)
+		h.output, h.stdout, h.stderr = orKeep(h.output, p.Output), orKeep(h.stdout, p.Stdout), orKeep(h.stderr, p.Stderr)
+	case *canonical.HookCompleted:
+		h := w.hook(e, p.HookID)
+		h.outcome, h.completedAt = new(string(p.Outcome)), new(at)
+		h.output, h.stdout, h.stderr = orKeep(h.output, p.Output), orKeep(h.stdout, p.Stdout), orKeep(h.stderr, p.Stderr)
+		if p.ExitCode != nil {
+			h.exitCode = new(*p.ExitCode)
+		}
+	case *canonical.AccountRateLimitsUpdated:
+		w.rateLimits(e, p)
+	case *canonical.RuntimeWarning:
+		var d struct {
+			Kind    string `json:"kind"`
+			Dialect string `json:"dialect"`
+		}
+		if json.Unmarshal(p.Detail, &d) == nil && d.Kind != "" {
+			k := unmappedKey{e.Tenant, string(e.Provider), e.SessionID, d.Dialect, d.Kind}
+			u := w.unmapped[k]
+			if u == nil {
+				u = &unmappedPatch{first: at, last: at}
+				w.unmapped[k] = u
+			}
+			u.count++
+			if at.Before(u.first) {
+				u.first = at
+			}
+			if at.After(u.last) {
+				u.last = at
+			}
+		}
+	case *canonical.RuntimeError:
+		if e.TurnID != "" {
+			t := w.turn(e)
+			t.errorMessage, t.errorClass = str(p.Message), str(string(p.Class))
+		}
+	case *canonical.ToolProgress, *canonical.ToolSummary, *canonical.AuthStatus, *canonical.AccountUpdated,
+		*canonical.MCPStatusUpdated, *canonical.MCPOAuthCompleted, *canonical.ModelRerouted,
+		*canonical.ConfigWarning, *canonical.DeprecationNotice, *canonical.FilesPersisted:
+		// In the event log only.
+	}
+}
+
+func orKeep(old *string, v string) *string {
+	if v == "" {
+		return old
+	}
+	return &v
+}
+
+func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
+	t := w.turn(e)
+	at := e.CreatedAt
+	t.state, t.endedAt, t.stopReason = new(string(p.State)), new(at), p.StopReason
+	if p.ErrorMessage != "" {
+		t.errorMessage = new(p.ErrorMessage)
+	}
+	if p.Usage != nil {
+		t.usage = new(*p.Usage)
+	}
+	if p.TotalCostUSD != nil {
+		t.cost = new(*p.TotalCostUSD)
+	}
+	if p.DurationMs != nil {
+		t.durationMs = new(*p.DurationMs)
+	}
+	if t.model == nil && len(p.ModelUsage) == 1 {
+		for m := range p.ModelUsage {
+			t.model = new(m)
+		}
+	}
+	row := func(model string, u canonical.TokenUsage, cost *float64) {
+		w.ledger[ledgerKey{e.Tenant, e.SessionID, e.TurnID, model}] = &ledgerRow{
+			tenant: e.Tenant, turn: e.TurnID, model: model, provider: string(e.Provider), session: e.SessionID,
+			thread: str(e.ThreadID), at: at, usage: u, cost: cost,
+		}
+	}
+	switch {
+	case len(p.ModelUsage) > 0:
+		for m, mu := range p.ModelUsage {
+			cost := mu.CostUSD
+			if cost == nil && len(p.ModelUsage) == 1 {
+				cost = p.TotalCostUSD
+			}
+			row(m, mu.TokenUsage, cost)
+		}
+	case p.Usage != nil:
+		// The model is resolved when written: the turn's, else the
+		// session's (see upsertLedger).
+		row("", *p.Usage, p.TotalCostUSD)
+	}
+}
+
+func (w *writes) rateLimits(e *canonical.Event, p *canonical.AccountRateLimitsUpdated) {
+	base := rateRow{tenant: e.Tenant, event: e.EventID, session: e.SessionID, provider: string(e.Provider), at: e.CreatedAt}
+	if len(p.Windows) == 0 {
+		r := base
+		r.snapshot = p.RateLimits
+		w.rates = append(w.rates, r)
+		return
+	}
+	seen := map[string]bool{}
+	for _, win := range p.Windows {
+		if seen[win.Name] {
+			continue
+		}
+		seen[win.Name] = true
+		r := base
+		r.window, r.usedPercent, r.windowMinutes, r.resetsAt, r.status = win.Name, win.UsedPercent, win.WindowMinutes, win.ResetsAt, str(win.Status)
+		r.snapshot = p.RateLimits
+		w.rates = append(w.rates, r)
+	}
+}

@@ -1,0 +1,276 @@
+package project_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/adaptertest"
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/dbtest"
+	"github.com/agentwire/agentwire/internal/natstest"
+	"github.com/agentwire/agentwire/internal/project"
+	"github.com/agentwire/agentwire/migrations"
+	"github.com/agentwire/agentwire/pkg/adapters"
+	"github.com/agentwire/agentwire/pkg/canonical"
+	"github.com/agentwire/agentwire/pkg/canonical/wire"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// env is one test's NATS server, layout and migrated schema.
+type env struct {
+	t       *testing.T
+	srv     *server.Server
+	nc      *nats.Conn
+	layout  *bus.Layout
+	pool    *pgxpool.Pool
+	schema  string
+	appName string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	srv := natstest.Server(t)
+	e := &env{t: t, srv: srv}
+	e.connectNATS()
+	base, schema := dbtest.Schema(t)
+	cfg := base.Config().Copy()
+	e.schema, e.appName = schema, "awtest_"+schema
+	cfg.ConnConfig.RuntimeParams["application_name"] = e.appName
+	cfg.MaxConns = 8
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, err = migrations.UpPool(t.Context(), pool)
+	require.NoError(t, err)
+	e.pool = pool
+	return e
+}
+
+func (e *env) connectNATS() {
+	nc, js, err := bus.Connect(context.Background(), e.srv.ClientURL(), e.t.Name(), quiet())
+	require.NoError(e.t, err)
+	e.t.Cleanup(nc.Close)
+	layout, err := bus.Ensure(context.Background(), js, bus.Config{})
+	require.NoError(e.t, err)
+	e.nc, e.layout = nc, layout
+}
+
+// databaseURL is a URL of the test's schema, for a child process.
+func (e *env) databaseURL() string {
+	u := dbtest.URL(e.t)
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+	}
+	return u + sep + "search_path=" + e.schema + "&application_name=" + e.appName
+}
+
+// recording is one recorded session mapped offline.
+type recording struct {
+	name   string // set/scenario
+	lines  [][]byte
+	events []canonical.Event
+}
+
+func dialectOf(set string) string {
+	switch {
+	case strings.HasPrefix(set, "claude-stream"), set == "claude-control":
+		return "claude-stream"
+	case strings.HasPrefix(set, "acp-"):
+		return "acp"
+	}
+	return set
+}
+
+// recordings maps every recording of a registered dialect for tenant, as
+// the normalizer would: the events projected in the tests.
+func recordings(t *testing.T, tenant string) []recording {
+	t.Helper()
+	paths, err := filepath.Glob("../../testdata/recordings/*/*.jsonl")
+	require.NoError(t, err)
+	sort.Strings(paths)
+	var out []recording
+	for _, p := range paths {
+		set := filepath.Base(filepath.Dir(p))
+		a, err := adapters.Lookup(dialectOf(set))
+		if err != nil {
+			continue
+		}
+		name := set + "/" + strings.TrimSuffix(filepath.Base(p), ".jsonl")
+		r := recording{name: name, lines: adaptertest.ReadLines(t, p)}
+		s := a.NewSession("")
+		for _, f := range adaptertest.Frames(a.Dialect(), "recordings/"+name, r.lines) {
+			f.Tenant = tenant
+			evs, err := s.Map(f)
+			require.NoError(t, err, name)
+			r.events = append(r.events, evs...)
+		}
+		out = append(out, r)
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// publish puts the recordings' events on RUNTIME, sessions interleaved
+// (each in order), each event `copies` times (copies after the first
+// without a message id, so the stream keeps them).
+func (e *env) publish(recs []recording, copies int) int {
+	e.t.Helper()
+	ctx := context.Background()
+	n := 0
+	for i := 0; ; i++ {
+		more := false
+		for _, r := range recs {
+			if i >= len(r.events) {
+				continue
+			}
+			more = true
+			for c := range copies {
+				msg, err := wire.ToNATS(r.events[i])
+				require.NoError(e.t, err)
+				if c > 0 {
+					msg.Header.Del(bus.HeaderMsgID)
+				}
+				_, err = e.layout.JS.PublishMsg(ctx, msg)
+				require.NoError(e.t, err)
+				n++
+			}
+		}
+		if !more {
+			return n
+		}
+	}
+}
+
+// start runs a projector until the test ends and returns it.
+func (e *env) start(cfg project.Config) *project.Projector {
+	e.t.Helper()
+	p := project.New(e.pool, e.layout, cfg, quiet())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	e.t.Cleanup(func() {
+		cancel()
+		require.NoError(e.t, <-done)
+	})
+	return p
+}
+
+// waitApplied waits until the consumer has acked everything in RUNTIME.
+func (e *env) waitApplied(consumer string) {
+	e.t.Helper()
+	if consumer == "" {
+		consumer = bus.ProjectConsumer
+	}
+	ctx := context.Background()
+	require.Eventually(e.t, func() bool {
+		st, err := e.layout.JS.Stream(ctx, bus.RuntimeStream)
+		if err != nil {
+			return false
+		}
+		c, err := st.Consumer(ctx, consumer)
+		if err != nil {
+			return false
+		}
+		ci, err := c.Info(ctx)
+		if err != nil {
+			return false
+		}
+		return ci.AckFloor.Stream == st.CachedInfo().State.LastSeq && ci.NumAckPending == 0
+	}, 45*time.Second, 50*time.Millisecond, "the projector did not ack all of RUNTIME")
+}
+
+// projectionTables are dumped in full; events are dumped without the
+// RUNTIME sequence (a duplicate published again has another one).
+var projectionTables = []string{
+	"sessions", "threads", "turns", "items", "requests", "tasks", "hooks",
+	"rate_limit_observations", "usage_ledger", "unmapped_kinds",
+}
+
+// dump is a canonical text dump of every projection: one JSON row per
+// line, sorted, per table.
+func (e *env) dump() string {
+	e.t.Helper()
+	var b strings.Builder
+	for _, table := range projectionTables {
+		row := "to_jsonb(x)"
+		if table == "sessions" {
+			// Configurations are long (model and command lists): a digest.
+			row = "to_jsonb(x) || jsonb_build_object('config', md5(x.config::text))"
+		}
+		var rows string
+		err := e.pool.QueryRow(context.Background(), fmt.Sprintf(
+			`SELECT coalesce(string_agg(j, E'\n' ORDER BY j), '') FROM (SELECT (%s)::text AS j FROM %s x) s`, row, table)).Scan(&rows)
+		require.NoError(e.t, err)
+		fmt.Fprintf(&b, "== %s\n%s\n", table, rows)
+	}
+	var rows string
+	err := e.pool.QueryRow(context.Background(),
+		`SELECT coalesce(string_agg(j, E'\n' ORDER BY j), '') FROM (
+		   SELECT concat_ws(' ', tenant_id, event_id, type, md5((to_jsonb(x) - 'runtime_seq')::text)) AS j FROM events x) s`).Scan(&rows)
+	require.NoError(e.t, err)
+	fmt.Fprintf(&b, "== events\n%s\n", rows)
+	return b.String()
+}
+
+const goldenPath = "testdata/recordings.golden"
+
+func golden(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(goldenPath)
+	require.NoError(t, err, "run go test -run TestGolden -update ./internal/project to create it")
+	return string(b)
+}
+
+// requireGolden fails with the lines that differ (short), not the dumps.
+func requireGolden(t *testing.T, got string) {
+	t.Helper()
+	want := golden(t)
+	if want == got {
+		return
+	}
+	count := func(s string) map[string]int {
+		m := map[string]int{}
+		for l := range strings.SplitSeq(s, "\n") {
+			m[l]++
+		}
+		return m
+	}
+	w, g := count(want), count(got)
+	var diff []string
+	for l, n := range w {
+		if g[l] < n {
+			diff = append(diff, "- "+short(l))
+		}
+	}
+	for l, n := range g {
+		if w[l] < n {
+			diff = append(diff, "+ "+short(l))
+		}
+	}
+	sort.Strings(diff)
+	if len(diff) > 40 {
+		diff = append(diff[:40], fmt.Sprintf("... and %d more", len(diff)-40))
+	}
+	t.Fatalf("projection differs from %s:\n%s", goldenPath, strings.Join(diff, "\n"))
+}
+
+func short(s string) string {
+	if len(s) > 700 {
+		return s[:700] + "…"
+	}
+	return s
+}

@@ -1,0 +1,185 @@
+package project_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/dbtest"
+	"github.com/agentwire/agentwire/internal/natstest"
+	"github.com/agentwire/agentwire/internal/project"
+)
+
+// updating reports whether -update (defined by adaptertest) was given.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// TestGolden projects every recording and compares the tables with the
+// reviewed golden dump, then checks the numbers against what the
+// providers themselves said.
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	recs := recordings(t, "acme")
+	e.publish(recs, 1)
+	e.start(project.Config{})
+	e.waitApplied("")
+	got := e.dump()
+	if updating() {
+		require.NoError(t, os.WriteFile(goldenPath, []byte(got), 0o644)) //nolint:gosec // a test fixture
+	}
+	requireGolden(t, got)
+
+	ctx := context.Background()
+	checked := 0
+	for _, r := range recs {
+		var result struct {
+			Type         string  `json:"type"`
+			Result       string  `json:"result"`
+			TotalCostUSD float64 `json:"total_cost_usd"`
+			ModelUsage   map[string]struct {
+				Input      int64 `json:"inputTokens"`
+				CacheRead  int64 `json:"cacheReadInputTokens"`
+				CacheWrite int64 `json:"cacheCreationInputTokens"`
+				Output     int64 `json:"outputTokens"`
+			} `json:"modelUsage"`
+			IsError bool `json:"is_error"`
+		}
+		if !strings.HasPrefix(r.name, "claude-stream") && !strings.HasPrefix(r.name, "claude-control") {
+			continue
+		}
+		if len(r.lines) == 0 || json.Unmarshal(r.lines[len(r.lines)-1], &result) != nil || result.Type != "result" || result.IsError {
+			continue
+		}
+		sid := r.events[0].SessionID
+		// The final assistant text is the provider's.
+		var text string
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT text_assistant FROM items WHERE tenant_id = 'acme' AND session_id = $1
+			AND item_type = 'assistant_message' ORDER BY completed_at DESC, updated_at DESC LIMIT 1`, sid).Scan(&text), r.name)
+		require.Equal(t, result.Result, text, r.name)
+		// Usage sums are the provider's totals: Claude's result frame
+		// reports modelUsage and total_cost_usd cumulated over the session.
+		for model, mu := range result.ModelUsage {
+			var in, cached, write, out int64
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_input_tokens), 0),
+				coalesce(sum(cache_write_input_tokens), 0), coalesce(sum(output_tokens), 0)
+				FROM usage_ledger WHERE tenant_id = 'acme' AND session_id = $1 AND model = $2`, sid, model).Scan(&in, &cached, &write, &out), r.name)
+			require.Equal(t, []int64{mu.Input, mu.CacheRead, mu.CacheWrite, mu.Output}, []int64{in, cached, write, out}, r.name)
+		}
+		var cost float64
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(cost_usd), 0) FROM usage_ledger WHERE tenant_id = 'acme' AND session_id = $1`, sid).Scan(&cost))
+		require.InDelta(t, result.TotalCostUSD, cost, 1e-9, r.name)
+		checked++
+	}
+	require.GreaterOrEqual(t, checked, 5, "too few recordings with a result frame checked")
+
+	// Approvals: decision and latency, for every recording that has one.
+	rows, err := e.pool.Query(ctx, `SELECT r.decision, r.latency_ms,
+		(EXTRACT(EPOCH FROM (SELECT max(created_at) FROM events v WHERE v.tenant_id = r.tenant_id AND v.request_id = r.request_id AND v.type = 'request.resolved')
+		 - (SELECT min(created_at) FROM events v WHERE v.tenant_id = r.tenant_id AND v.request_id = r.request_id AND v.type = 'request.opened')) * 1000)::bigint
+		FROM requests r WHERE r.tenant_id = 'acme' AND r.resolved_at IS NOT NULL`)
+	require.NoError(t, err)
+	decisions := map[string]int{}
+	for rows.Next() {
+		var d *string
+		var lat, want *int64
+		require.NoError(t, rows.Scan(&d, &lat, &want))
+		require.NotNil(t, lat)
+		require.Equal(t, *want, *lat)
+		if d != nil {
+			decisions[*d]++
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.NotEmpty(t, decisions)
+	t.Logf("approval decisions: %v", decisions)
+
+	// The plan and diff of a turn are the last ones sent.
+	var plans int
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM turns t WHERE t.plan IS NOT NULL AND t.plan = (
+		SELECT v.data->'payload'->'plan' FROM events v WHERE v.tenant_id = t.tenant_id AND v.turn_id = t.turn_id
+		AND v.type = 'turn.plan.updated' ORDER BY v.runtime_seq DESC LIMIT 1)`).Scan(&plans))
+	var allPlans int
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM turns WHERE plan IS NOT NULL`).Scan(&allPlans))
+	require.Positive(t, allPlans)
+	require.Equal(t, allPlans, plans)
+	var badDiffs int
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM turns t WHERE t.diff IS DISTINCT FROM (
+		SELECT v.data->'payload'->>'unifiedDiff' FROM events v WHERE v.tenant_id = t.tenant_id AND v.turn_id = t.turn_id
+		AND v.type = 'turn.diff.updated' ORDER BY v.runtime_seq DESC LIMIT 1)`).Scan(&badDiffs))
+	require.Zero(t, badDiffs)
+
+	// Every completed item's text is item.completed's where it says one.
+	var mismatched int
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM items i JOIN LATERAL (
+		SELECT v.data->'payload'->'content'->>'assistant_text' AS txt FROM events v
+		WHERE v.tenant_id = i.tenant_id AND v.item_id = i.item_id AND v.type = 'item.completed'
+		ORDER BY v.runtime_seq DESC LIMIT 1) c ON c.txt IS NOT NULL WHERE i.text_assistant IS DISTINCT FROM c.txt`).Scan(&mismatched))
+	require.Zero(t, mismatched)
+}
+
+// TestDeliveredTwice: every event is in RUNTIME twice, and the whole
+// stream is then delivered again from the start: the tables are those of
+// one clean run.
+func TestDeliveredTwice(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(recordings(t, "acme"), 2)
+	p := e.start(project.Config{BatchSize: 32})
+	e.waitApplied("")
+	requireGolden(t, e.dump())
+	require.Positive(t, p.Stats().Skipped.Load())
+
+	_, err := e.layout.JS.ResetConsumerToSequence(context.Background(), bus.RuntimeStream, bus.ProjectConsumer, 1)
+	require.NoError(t, err)
+	e.waitApplied("")
+	requireGolden(t, e.dump())
+}
+
+// TestPostgresConnectionsDropped: the projector's connections are killed
+// with pg_terminate_backend while it runs (restarting the shared server
+// under parallel tests is not safe); the result is that of a clean run.
+func TestPostgresConnectionsDropped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(recordings(t, "acme"), 1)
+	p := e.start(project.Config{BatchSize: 8, Workers: 2, BeforeCommit: func(int) { time.Sleep(2 * time.Millisecond) }})
+	admin := dbtest.Pool(t)
+	for range 5 {
+		time.Sleep(40 * time.Millisecond)
+		_, err := admin.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, e.appName)
+		require.NoError(t, err)
+	}
+	e.waitApplied("")
+	requireGolden(t, e.dump())
+	require.Positive(t, p.Stats().Retries.Load()+p.Stats().Restarts.Load(), "no connection was lost: the test tested nothing")
+}
+
+// TestNATSRestart: the NATS server restarts mid-run.
+func TestNATSRestart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish(recordings(t, "acme"), 1)
+	e.start(project.Config{BatchSize: 8, Workers: 2, BeforeCommit: func(int) { time.Sleep(2 * time.Millisecond) }})
+	time.Sleep(100 * time.Millisecond)
+	e.srv = natstest.Restart(t, e.srv)
+	e.connectNATS()
+	e.waitApplied("")
+	requireGolden(t, e.dump())
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChild())
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,407 @@
+package project
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/pkg/canonical"
+	"github.com/agentwire/agentwire/pkg/canonical/wire"
+)
+
+// Errors are translated here, at the one boundary with the driver:
+// errPermanent means this data can never be applied (dead-letter it),
+// errFatal that the database is not what this program expects (stop),
+// anything else is transient (retry).
+var (
+	errPermanent = errors.New("the event cannot be applied")
+	errFatal     = errors.New("the database does not match this program (run `agentwire migrate`)")
+)
+
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if pg, ok := errors.AsType[*pgconn.PgError](err); ok && len(pg.Code) == 5 {
+		switch pg.Code[:2] {
+		case "22", "23", "54": // data exception, integrity violation, program limit
+			return fmt.Errorf("%w: %w", errPermanent, err)
+		case "42", "3F": // undefined table or column, missing schema, no privilege
+			return fmt.Errorf("%w: %w", errFatal, err)
+		}
+	}
+	return err
+}
+
+// worker applies the sessions that hash to it, a batch per transaction.
+type worker struct {
+	p     *Projector
+	in    chan jetstream.Msg
+	outer context.Context //nolint:containedctx // cancelled on shutdown: drain what is in hand
+	run   context.Context //nolint:containedctx // cancelled on shutdown or when the run is lost: abandon
+	err   error
+}
+
+type decoded struct {
+	msg jetstream.Msg
+	seq uint64
+	ev  canonical.Event
+}
+
+type outcome struct {
+	applied, skipped int
+	dead             []deadEvent
+}
+
+type deadEvent struct {
+	d      *decoded
+	reason string
+}
+
+func (w *worker) loop() {
+	n := w.p.cfg.BatchSize
+	for {
+		m, ok := <-w.in
+		if !ok {
+			return
+		}
+		msgs := []jetstream.Msg{m}
+	fill:
+		for len(msgs) < n {
+			select {
+			case m, ok := <-w.in:
+				if !ok {
+					break fill
+				}
+				msgs = append(msgs, m)
+			default:
+				break fill
+			}
+		}
+		if w.err != nil || (w.run.Err() != nil && w.outer.Err() == nil) {
+			continue // abandoned: left for redelivery
+		}
+		w.process(msgs)
+	}
+}
+
+// abandon reports whether a failing batch should be given up (left unacked
+// for redelivery): the run was lost, or a shutdown ran out of time.
+func (w *worker) abandon(drainStart *time.Time) bool {
+	if w.outer.Err() != nil {
+		if drainStart.IsZero() {
+			*drainStart = time.Now()
+		}
+		return time.Since(*drainStart) > w.p.cfg.DrainTimeout
+	}
+	return w.run.Err() != nil
+}
+
+func (w *worker) process(msgs []jetstream.Msg) {
+	p := w.p
+	ctx := context.WithoutCancel(w.run)
+	batch := make([]*decoded, 0, len(msgs))
+	for _, m := range msgs {
+		md, err := m.Metadata()
+		if err != nil {
+			p.deadLetter(ctx, m, "", "no JetStream metadata: "+err.Error())
+			continue
+		}
+		ev, err := wire.FromNATS(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+		if err != nil {
+			p.deadLetter(ctx, m, m.Headers().Get("ce-tenant"), "undecodable event: "+err.Error())
+			continue
+		}
+		batch = append(batch, &decoded{msg: m, seq: md.Sequence.Stream, ev: ev})
+	}
+	if len(batch) == 0 {
+		return
+	}
+	careful := false
+	backoff := 100 * time.Millisecond
+	var drainStart time.Time
+	for {
+		out, err := p.apply(ctx, batch, careful)
+		if err == nil {
+			p.stats.Batches.Add(1)
+			p.stats.Applied.Add(uint64(out.applied)) //nolint:gosec // counts are non-negative
+			p.stats.Skipped.Add(uint64(out.skipped)) //nolint:gosec // counts are non-negative
+			for _, de := range out.dead {
+				p.deadLetter(ctx, de.d.msg, de.d.ev.Tenant, de.reason)
+			}
+			for _, d := range batch {
+				if err := d.msg.Ack(); err != nil {
+					// Redelivery is harmless: the checkpoint skips it.
+					p.log.Debug("ack failed", "err", err)
+				}
+			}
+			return
+		}
+		switch {
+		case errors.Is(err, errPermanent) && !careful:
+			// One event spoils the batch: apply them one by one, each in a
+			// savepoint, and dead-letter the ones that fail.
+			careful = true
+			continue
+		case errors.Is(err, errFatal):
+			p.log.Error("projector stopped", "err", err)
+			w.err = err
+			return
+		}
+		if w.abandon(&drainStart) {
+			p.log.Warn("giving up a batch; it will be redelivered", "events", len(batch), "err", err)
+			return
+		}
+		p.stats.Retries.Add(1)
+		p.log.Warn("applying a batch failed; retrying", "events", len(batch), "err", err, "in", backoff)
+		for _, d := range batch {
+			_ = d.msg.InProgress()
+		}
+		sleep(w.run, backoff)
+		if w.run.Err() != nil && w.outer.Err() == nil {
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+const selectCheckpoints = `
+SELECT c.tenant_id, c.session_id::text, c.last_seq FROM projector_checkpoints c
+JOIN unnest($2::text[], $3::uuid[]) AS x(t, s) ON c.tenant_id = x.t AND c.session_id = x.s
+WHERE c.consumer = $1`
+
+const upsertCheckpoints = `
+INSERT INTO projector_checkpoints AS c (consumer, tenant_id, session_id, last_seq, updated_at)
+SELECT $1, t, s, q, now() FROM unnest($2::text[], $3::uuid[], $4::int8[]) AS x(t, s, q)
+ON CONFLICT (consumer, tenant_id, session_id) DO UPDATE SET
+    last_seq = greatest(c.last_seq, EXCLUDED.last_seq), updated_at = EXCLUDED.updated_at`
+
+const insertEvents = `
+INSERT INTO events (tenant_id, event_id, type, provider, session_id, thread_id, turn_id, item_id, request_id,
+    created_at, mapping_version, runtime_seq, data)
+SELECT t, e::uuid, ty, p, s::uuid, nullif(th, '')::uuid, nullif(tu, '')::uuid, nullif(it, '')::uuid,
+    nullif(rq, '')::uuid, c, mv, sq, d::jsonb
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+    $9::text[], $10::timestamptz[], $11::text[], $12::int8[], $13::text[])
+    AS x(t, e, ty, p, s, th, tu, it, rq, c, mv, sq, d)
+ON CONFLICT (tenant_id, event_id) DO NOTHING
+RETURNING tenant_id, event_id::text`
+
+// apply writes a batch in one transaction with its checkpoints: events at
+// or below a session's checkpoint are skipped, then events already in the
+// log (a duplicate published again) are skipped, and the rest are folded
+// and written. careful applies event by event in savepoints.
+func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool) (outcome, error) {
+	var out outcome
+	tx, err := p.pool.Begin(ctx)
+	if err != nil {
+		return out, classify(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+
+	type skey = key
+	last := map[skey]uint64{}
+	maxSeq := map[skey]uint64{}
+	var tenants, sessions []string
+	for _, d := range batch {
+		k := skey{d.ev.Tenant, d.ev.SessionID}
+		if _, ok := maxSeq[k]; !ok {
+			tenants, sessions = append(tenants, k.tenant), append(sessions, k.id)
+		}
+		maxSeq[k] = max(maxSeq[k], d.seq)
+	}
+	rows, err := tx.Query(ctx, selectCheckpoints, p.cfg.Consumer, tenants, sessions)
+	if err != nil {
+		return out, classify(err)
+	}
+	for rows.Next() {
+		var k skey
+		var seq int64
+		if err := rows.Scan(&k.tenant, &k.id, &seq); err != nil {
+			rows.Close()
+			return out, classify(err)
+		}
+		last[k] = uint64(seq) //nolint:gosec // sequences are positive
+	}
+	if err := rows.Err(); err != nil {
+		return out, classify(err)
+	}
+	fresh := make([]*decoded, 0, len(batch))
+	seen := map[key]bool{}
+	for _, d := range batch {
+		k := skey{d.ev.Tenant, d.ev.SessionID}
+		id := key{d.ev.Tenant, d.ev.EventID}
+		if d.seq <= last[k] || seen[id] {
+			out.skipped++
+			continue
+		}
+		seen[id] = true
+		fresh = append(fresh, d)
+	}
+
+	if !careful {
+		isNew, err := logEvents(ctx, tx, fresh)
+		if err != nil {
+			return out, err
+		}
+		w := newWrites()
+		for _, d := range fresh {
+			if !isNew[key{d.ev.Tenant, d.ev.EventID}] {
+				out.skipped++
+				continue
+			}
+			w.fold(&d.ev)
+			out.applied++
+		}
+		b := &pgx.Batch{}
+		w.queue(b)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return out, classify(err)
+		}
+	} else {
+		for _, d := range fresh {
+			applied, reason, err := applyOne(ctx, tx, d)
+			switch {
+			case err != nil:
+				return out, err
+			case reason != "":
+				out.dead = append(out.dead, deadEvent{d: d, reason: reason})
+			case applied:
+				out.applied++
+			default:
+				out.skipped++
+			}
+		}
+	}
+
+	cp := struct {
+		t, s []string
+		q    []int64
+	}{}
+	for k, seq := range maxSeq {
+		cp.t, cp.s, cp.q = append(cp.t, k.tenant), append(cp.s, k.id), append(cp.q, int64(seq)) //nolint:gosec // sequences fit
+	}
+	if _, err := tx.Exec(ctx, upsertCheckpoints, p.cfg.Consumer, cp.t, cp.s, cp.q); err != nil {
+		return out, classify(err)
+	}
+	if p.cfg.BeforeCommit != nil {
+		p.cfg.BeforeCommit(len(batch))
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return out, classify(err)
+	}
+	return out, nil
+}
+
+// applyOne applies one event in a savepoint. A permanent failure rolls the
+// savepoint back and returns the reason to dead-letter it with.
+func applyOne(ctx context.Context, tx pgx.Tx, d *decoded) (applied bool, reason string, err error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return false, "", classify(err)
+	}
+	fail := func(err error) (bool, string, error) {
+		_ = sp.Rollback(ctx)
+		if errors.Is(err, errPermanent) {
+			return false, err.Error(), nil
+		}
+		return false, "", err
+	}
+	isNew, err := logEvents(ctx, sp, []*decoded{d})
+	if err != nil {
+		return fail(err)
+	}
+	if !isNew[key{d.ev.Tenant, d.ev.EventID}] {
+		return false, "", classify(sp.Commit(ctx))
+	}
+	w := newWrites()
+	w.fold(&d.ev)
+	b := &pgx.Batch{}
+	w.queue(b)
+	if err := sp.SendBatch(ctx, b).Close(); err != nil {
+		return fail(classify(err))
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return false, "", classify(err)
+	}
+	return true, "", nil
+}
+
+// logEvents inserts the events into the log in one statement and returns
+// the ones that were not there yet.
+func logEvents(ctx context.Context, tx pgx.Tx, evs []*decoded) (map[key]bool, error) {
+	isNew := make(map[key]bool, len(evs))
+	if len(evs) == 0 {
+		return isNew, nil
+	}
+	n := len(evs)
+	var (
+		t, e, ty, pr, s, th, tu, it, rq, mv, data = make([]string, n), make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		at  = make([]time.Time, n)
+		seq = make([]int64, n)
+	)
+	for i, d := range evs {
+		ev := &d.ev
+		t[i], e[i], ty[i], pr[i], s[i] = ev.Tenant, ev.EventID, string(ev.Type()), string(ev.Provider), ev.SessionID
+		th[i], tu[i], it[i], rq[i] = ev.ThreadID, ev.TurnID, ev.ItemID, ev.RequestID
+		at[i], mv[i], seq[i], data[i] = ev.CreatedAt, ev.MappingVersion, int64(d.seq), string(d.msg.Data()) //nolint:gosec // sequences fit
+	}
+	rows, err := tx.Query(ctx, insertEvents, t, e, ty, pr, s, th, tu, it, rq, at, mv, seq, data)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k key
+		if err := rows.Scan(&k.tenant, &k.id); err != nil {
+			return nil, classify(err)
+		}
+		isNew[k] = true
+	}
+	return isNew, classify(rows.Err())
+}
+
+// deadLetter publishes an event the projector cannot apply to
+// deadletter.project.<tenant> with the reason, then acks it; when even
+// that fails the log is the last resort and the event is left for
+// redelivery.
+func (p *Projector) deadLetter(ctx context.Context, m jetstream.Msg, tenant, reason string) {
+	p.stats.DeadLettered.Add(1)
+	if canonical.ValidateTenant(tenant) != nil {
+		tenant = "unknown"
+	}
+	msg := nats.NewMsg(bus.DeadLetterProjectSubject(tenant))
+	for k, v := range m.Headers() {
+		if k != bus.HeaderMsgID {
+			msg.Header[k] = v
+		}
+	}
+	msg.Header.Set(bus.HeaderReason, reason)
+	msg.Data = m.Data()
+	var err error
+	for attempt := range 5 {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err = p.layout.JS.PublishMsg(pctx, msg)
+		cancel()
+		if err == nil {
+			break
+		}
+		sleep(ctx, time.Duration(attempt+1)*200*time.Millisecond)
+	}
+	if err != nil {
+		p.log.Error("dead-lettering failed; the event will be redelivered", "reason", reason, "err", err)
+		return
+	}
+	p.log.Warn("dead-lettered", "tenant", tenant, "reason", reason)
+	if err := m.Term(); err != nil {
+		p.log.Debug("term failed", "err", err)
+	}
+}
