@@ -117,8 +117,11 @@ var terminalStops = map[string]bool{"end_turn": true, "stop_sequence": true, "ma
 // updated in place, not copied on every line, so the state passed in is
 // the returned state's and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	var l line
-	err := json.Unmarshal(f.Bytes, &l)
+	l, ok := scanLine(f.Bytes)
+	var err error
+	if !ok {
+		err = json.Unmarshal(f.Bytes, &l)
+	}
 	if err == nil && l.Type == "" {
 		err = fmt.Errorf("no type member")
 	}
@@ -134,8 +137,8 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	switch l.Type {
 	case "user":
 		st.ClosedTurn, st.ClosedMsg = "", ""
-		var m claudestream.Message
-		if err := json.Unmarshal(l.Message, &m); err != nil {
+		m, err := claudestream.DecodeMessage(l.Message)
+		if err != nil {
 			em.Fail(env, canonical.ErrorClassValidation, "user message could not be decoded: "+err.Error(), nil)
 			break
 		}
@@ -190,8 +193,8 @@ func isPrompt(m claudestream.Message, l line) bool {
 
 func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 	t := &st.T
-	var m claudestream.Message
-	if err := json.Unmarshal(l.Message, &m); err != nil {
+	m, err := claudestream.DecodeMessage(l.Message)
+	if err != nil {
 		em.Fail(env, canonical.ErrorClassValidation, "assistant message could not be decoded: "+err.Error(), nil)
 		return
 	}

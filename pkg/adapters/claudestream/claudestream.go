@@ -169,12 +169,18 @@ func (fr frame) header() header {
 // copied on every frame, so the state passed in is the returned state's
 // and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	msg, dir, ok := f.Unwrap()
-	var fr frame
+	msg, dir, fr, scanned := scanFrame(f)
 	var err error
-	if !ok {
-		err = fmt.Errorf("malformed tap line")
-	} else if err = json.Unmarshal(msg, &fr); err == nil && fr.Type == "" {
+	if !scanned {
+		var ok bool
+		msg, dir, ok = f.Unwrap()
+		if !ok {
+			err = fmt.Errorf("malformed tap line")
+		} else {
+			err = json.Unmarshal(msg, &fr)
+		}
+	}
+	if err == nil && fr.Type == "" {
 		err = fmt.Errorf("no type member")
 	}
 	if err != nil {
@@ -291,8 +297,8 @@ func errorCode(raw json.RawMessage) string {
 }
 
 func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, fr frame) {
-	var m Message
-	if err := json.Unmarshal(fr.Message, &m); err != nil {
+	m, err := DecodeMessage(fr.Message)
+	if err != nil {
 		em.Fail(env, canonical.ErrorClassValidation, "assistant message could not be decoded: "+err.Error(), nil)
 		return
 	}
@@ -301,8 +307,8 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, fr frame)
 }
 
 func mapUser(em *adapter.Emitter, st *State, env canonical.Event, fr frame, dir adapter.Direction) {
-	var m Message
-	if err := json.Unmarshal(fr.Message, &m); err != nil {
+	m, err := DecodeMessage(fr.Message)
+	if err != nil {
 		em.Fail(env, canonical.ErrorClassValidation, "user message could not be decoded: "+err.Error(), nil)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
@@ -133,12 +134,18 @@ func (m Message) Blocks() ([]Block, []json.RawMessage, error) {
 		}
 		return []Block{{Type: "text", Text: s}}, []json.RawMessage{c}, nil
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(c, &raws); err != nil {
-		return nil, nil, err
+	raws, ok := scanElements(c)
+	if !ok {
+		if err := json.Unmarshal(c, &raws); err != nil {
+			return nil, nil, err
+		}
 	}
 	blocks := make([]Block, len(raws))
 	for i, r := range raws {
+		if b, ok := scanBlock(r); ok {
+			blocks[i] = b
+			continue
+		}
 		if err := json.Unmarshal(r, &blocks[i]); err != nil {
 			return nil, nil, err
 		}
@@ -807,6 +814,20 @@ func mustJSON(v any) json.RawMessage {
 // ConfigOf turns a JSON object into session.configured's config map,
 // leaving out the envelope members.
 func ConfigOf(raw json.RawMessage, drop ...string) map[string]json.RawMessage {
+	// What decoding into a map gives (the last member of each key), by a
+	// scan of a copy: the values are kept in events.
+	c := bytes.Clone(raw)
+	out := map[string]json.RawMessage{}
+	plain := true
+	if eachMember(c, func(key, val []byte) {
+		plain = plain && utf8.Valid(key)
+		out[string(key)] = val
+	}) && plain {
+		for _, d := range drop {
+			delete(out, d)
+		}
+		return out
+	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
 		return map[string]json.RawMessage{}

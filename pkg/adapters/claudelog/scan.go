@@ -1,0 +1,67 @@
+package claudelog
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/agentwire/agentwire/pkg/adapters/claudestream"
+)
+
+// lineFields are the members of line, in its order.
+var lineFields = []string{
+	"type", "subtype", "sessionId", "uuid", "timestamp", "isSidechain", "isMeta", "isCompactSummary",
+	"isApiErrorMessage", "error", "message", "toolUseResult", "data", "toolUseID", "parentToolUseID",
+	"summary", "customTitle", "content", "durationMs", "compactMetadata", "level", "hookErrors",
+	"preventedContinuation", "retryAttempt", "maxRetries",
+}
+
+// scanLine decodes a session-log line as json.Unmarshal into line does, by
+// one validation and a scan (claudestream.ScanFields) rather than a decode
+// that validates every raw member again; ok is false for a line it cannot
+// read exactly so (invalid JSON, members of other types), which Map then
+// decodes with encoding/json. The raw members are slices of a copy of the
+// line, as decoded ones are copies.
+func scanLine(b []byte) (line, bool) {
+	if !json.Valid(b) {
+		return line{}, false
+	}
+	c := bytes.Clone(b)
+	var v [25][]byte
+	if !claudestream.ScanFields(c, lineFields, v[:]) {
+		return line{}, false
+	}
+	var l line
+	strs := []*string{0: &l.Type, 1: &l.Subtype, 2: &l.SessionID, 3: &l.UUID, 4: &l.Timestamp, 13: &l.ToolUseID, 14: &l.ParentToolUseID, 15: &l.Summary, 16: &l.CustomTitle, 20: &l.Level}
+	for i, p := range strs {
+		if p == nil {
+			continue
+		}
+		s, ok := claudestream.ScanString(v[i])
+		if !ok {
+			return line{}, false
+		}
+		*p = s
+	}
+	bools := []*bool{5: &l.IsSidechain, 6: &l.IsMeta, 7: &l.IsCompactSummary, 8: &l.IsAPIErrorMessage, 22: &l.Prevented}
+	for i, p := range bools {
+		if p == nil {
+			continue
+		}
+		x, ok := claudestream.ScanBool(v[i])
+		if !ok {
+			return line{}, false
+		}
+		*p = x
+	}
+	l.Error, l.Message, l.ToolUseResult, l.Data, l.Content, l.CompactMetadata = v[9], v[10], v[11], v[12], v[17], v[19]
+	// The few members of other types are small: decoded as they are.
+	for _, m := range [...]struct {
+		i int
+		p any
+	}{{18, &l.DurationMs}, {21, &l.HookErrors}, {23, &l.RetryAttempt}, {24, &l.MaxRetries}} {
+		if v[m.i] != nil && json.Unmarshal(v[m.i], m.p) != nil {
+			return line{}, false
+		}
+	}
+	return l, true
+}
