@@ -1,0 +1,248 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/embedded"
+	"github.com/agentwire/agentwire/internal/project"
+	"github.com/agentwire/agentwire/migrations"
+	"github.com/agentwire/agentwire/pkg/adapters"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical"
+	"github.com/agentwire/agentwire/pkg/canonical/wire"
+)
+
+// ProjectFigures are the projector's throughput and its same-run ceiling.
+type ProjectFigures struct {
+	// EventsPerS is RUNTIME events applied to the projections per second
+	// (consume, decode, fold, write, checkpoint, ack), from a preloaded
+	// stream.
+	EventsPerS float64
+	// BaselineEventsPerS is pgx CopyFrom of the same events (the event-log
+	// columns) into a bare table without keys, per second.
+	BaselineEventsPerS float64
+}
+
+// ErrNoDatabase is returned by Project when no database URL is given.
+var ErrNoDatabase = errors.New("no database for the projector figures (set DATABASE_URL)")
+
+// Project measures the projector on n events mapped from the recordings
+// (repeated as distinct sessions), in a scratch schema of the database at
+// databaseURL that it drops afterwards, with its own embedded NATS server.
+func Project(ctx context.Context, databaseURL, recordings string, n int, log *slog.Logger) (ProjectFigures, error) {
+	var out ProjectFigures
+	if databaseURL == "" {
+		return out, ErrNoDatabase
+	}
+	sets, err := load(recordings)
+	if err != nil {
+		return out, err
+	}
+	events, err := benchEvents(sets, n)
+	if err != nil {
+		return out, err
+	}
+
+	dir, err := os.MkdirTemp("", "agentwire-bench-project-")
+	if err != nil {
+		return out, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	srv, err := embedded.Start(ctx, embedded.Config{Listen: "127.0.0.1:0", DataDir: dir}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return out, err
+	}
+	defer srv.Shutdown()
+	nc, js, err := bus.Connect(ctx, srv.ClientURL(), "agentwire-bench-project", log)
+	if err != nil {
+		return out, err
+	}
+	defer nc.Close()
+	layout, err := bus.Ensure(ctx, js, bus.Config{})
+	if err != nil {
+		return out, err
+	}
+	if err := publishEvents(ctx, js, events); err != nil {
+		return out, err
+	}
+
+	pool, drop, err := scratchSchema(ctx, databaseURL)
+	if err != nil {
+		return out, err
+	}
+	defer drop()
+	if _, err := migrations.UpPool(ctx, pool); err != nil {
+		return out, err
+	}
+
+	// The projector, from the preloaded stream to its last ack.
+	p := project.New(pool, layout, project.Config{}, log)
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- p.Run(pctx) }()
+	if err := waitAcked(ctx, js, bus.ProjectConsumer, done); err != nil {
+		cancel()
+		return out, err
+	}
+	elapsed := time.Since(start)
+	cancel()
+	if err := <-done; err != nil {
+		return out, err
+	}
+	out.EventsPerS = float64(len(events)) / elapsed.Seconds()
+
+	// The baseline: the same events' log columns, copied into a bare table.
+	if _, err := pool.Exec(ctx, `CREATE TABLE bench_events (LIKE events)`); err != nil {
+		return out, err
+	}
+	rows := make([][]any, len(events))
+	for i, e := range events {
+		data, err := canonical.Encode(e)
+		if err != nil {
+			return out, err
+		}
+		rows[i] = []any{e.Tenant, e.EventID, string(e.Type()), string(e.Provider), e.SessionID, nullable(e.ThreadID), nullable(e.TurnID),
+			nullable(e.ItemID), nullable(e.RequestID), e.CreatedAt, e.MappingVersion, int64(i + 1), string(data)}
+	}
+	start = time.Now()
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"bench_events"}, []string{"tenant_id", "event_id", "type", "provider", "session_id",
+		"thread_id", "turn_id", "item_id", "request_id", "created_at", "mapping_version", "runtime_seq", "data"}, pgx.CopyFromRows(rows)); err != nil {
+		return out, fmt.Errorf("baseline copy: %w", err)
+	}
+	out.BaselineEventsPerS = float64(len(events)) / time.Since(start).Seconds()
+	return out, nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// benchEvents maps the recordings, each repetition a new session, until n
+// events.
+func benchEvents(sets []corpus, n int) ([]canonical.Event, error) {
+	var out []canonical.Event
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; len(out) < n; i++ {
+		c := sets[i%len(sets)]
+		a, err := adapters.Lookup(c.dialect)
+		if err != nil {
+			return nil, err
+		}
+		s := a.NewSession("")
+		for j, l := range c.lines {
+			evs, err := s.Map(adapter.Frame{Bytes: l, Dialect: c.dialect, Tenant: "bench", SessionKey: "bench/" + strconv.Itoa(i),
+				Ordinal: uint64(j + 1), ReceivedAt: at.Add(time.Duration(j) * time.Millisecond)})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, evs...)
+		}
+		if i > 0 && len(out) == 0 {
+			return nil, errors.New("the recordings map to no events")
+		}
+	}
+	return out[:n], nil
+}
+
+func publishEvents(ctx context.Context, js jetstream.JetStream, events []canonical.Event) error {
+	futures := make([]jetstream.PubAckFuture, 0, len(events))
+	for _, e := range events {
+		msg, err := wire.ToNATS(e)
+		if err != nil {
+			return err
+		}
+		f, err := js.PublishMsgAsync(msg)
+		if err != nil {
+			return err
+		}
+		futures = append(futures, f)
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// scratchSchema creates a schema for the bench and returns a pool on it and
+// a function that drops it.
+func scratchSchema(ctx context.Context, databaseURL string) (*pgxpool.Pool, func(), error) {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "agentwire_bench_" + hex.EncodeToString(b)
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("database URL: %w", err)
+	}
+	admin, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to Postgres: %w", err)
+	}
+	defer func() { _ = admin.Close(context.WithoutCancel(ctx)) }()
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		return nil, nil, err
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.MaxConns = max(cfg.MaxConns, 8)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	drop := func() {
+		pool.Close()
+		c, err := pgx.ConnectConfig(context.WithoutCancel(ctx), cfg.ConnConfig)
+		if err != nil {
+			return
+		}
+		defer func() { _ = c.Close(context.WithoutCancel(ctx)) }()
+		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	}
+	return pool, drop, nil
+}
+
+func waitAcked(ctx context.Context, js jetstream.JetStream, consumer string, done <-chan error) error {
+	st, err := js.Stream(ctx, bus.RuntimeStream)
+	if err != nil {
+		return err
+	}
+	last := st.CachedInfo().State.LastSeq
+	for {
+		select {
+		case err := <-done:
+			return fmt.Errorf("projector stopped early: %w", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		c, err := js.Consumer(ctx, bus.RuntimeStream, consumer)
+		if err != nil {
+			continue
+		}
+		ci, err := c.Info(ctx)
+		if err == nil && ci.AckFloor.Stream >= last {
+			return nil
+		}
+	}
+}
