@@ -87,7 +87,7 @@ func (Adapter) NewSession(p canonical.Provider) adapter.Session {
 	if p == "" {
 		p = canonical.ProviderCodex
 	}
-	return adapter.NewSession(State{Provider: p}, Map)
+	return codexcommon.NewSession(State{Provider: p}, step)
 }
 
 // State is what the adapter remembers between frames. JSON-RPC ids are
@@ -145,13 +145,69 @@ type message struct {
 	EmittedAtMs *int64          `json:"emittedAtMs"`
 }
 
+// tapMessage is a tap line decoded with its message in one pass.
+type tapMessage struct {
+	Dir *adapter.Direction `json:"dir"`
+	Msg *message           `json:"msg"`
+}
+
+var tapMembers = [...]string{"dir", "msg"}
+
+// decodeTap decodes a tap line and its message in one pass, where
+// f.Unwrap and then decoding the message would decode it twice. ok is
+// false when it cannot be sure to read the line as they would (a member
+// named twice or not exactly, a message that does not decode): decode
+// does it their way then.
+func decodeTap(trimmed []byte) (message, adapter.Direction, bool) {
+	var seen [len(tapMembers)]bool
+	plain := true
+	if !codexcommon.EachMember(trimmed, func(k, _ []byte) bool {
+		if !codexcommon.PlainKey(k) {
+			plain = false
+			return false
+		}
+		for i, name := range tapMembers {
+			if bytes.EqualFold(k, []byte(name)) {
+				if string(k) != name || seen[i] {
+					plain = false
+					return false
+				}
+				seen[i] = true
+			}
+		}
+		return true
+	}) || !plain {
+		return message{}, "", false
+	}
+	var tm tapMessage
+	if json.Unmarshal(trimmed, &tm) != nil || tm.Dir == nil || tm.Msg == nil {
+		return message{}, "", false
+	}
+	if *tm.Dir != adapter.FromAgent && *tm.Dir != adapter.FromClient {
+		return message{}, "", false
+	}
+	return *tm.Msg, *tm.Dir, true
+}
+
 func decode(f adapter.Frame) (message, adapter.Direction, bool) {
+	if trimmed := bytes.TrimSpace(f.Bytes); bytes.HasPrefix(trimmed, []byte(`{"dir"`)) {
+		if m, dir, ok := decodeTap(trimmed); ok {
+			return checkMessage(m, dir)
+		}
+	}
 	msg, dir, ok := f.Unwrap()
 	if !ok {
 		return message{}, dir, false
 	}
 	var m message
-	if json.Unmarshal(msg, &m) != nil || (m.Method == "" && len(m.ID) == 0) {
+	if json.Unmarshal(msg, &m) != nil {
+		return message{}, dir, false
+	}
+	return checkMessage(m, dir)
+}
+
+func checkMessage(m message, dir adapter.Direction) (message, adapter.Direction, bool) {
+	if m.Method == "" && len(m.ID) == 0 {
 		return message{}, dir, false
 	}
 	if string(m.ID) == "null" {
@@ -184,13 +240,20 @@ type mapper struct {
 	thread, turn, item string
 }
 
-// Map maps one frame; it is the adapter's pure core.
+// Map maps one frame; it is the adapter's pure core. Sessions step their
+// own state in place instead (step), which spares the copy.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	st = st.clone()
+	events := step(&st, f)
+	return st, events, nil
+}
+
+// step maps one frame by updating st.
+func step(st *State, f adapter.Frame) []canonical.Event {
 	m, dir, ok := decode(f)
 	if !ok {
-		return st, adapter.Undecodable(f, st.Provider, MappingVersion, sourceNotification, fmt.Errorf("not a JSON-RPC message or tap line")), nil
+		return adapter.Undecodable(f, st.Provider, MappingVersion, sourceNotification, fmt.Errorf("not a JSON-RPC message or tap line"))
 	}
-	st = st.clone()
 	source, msgType := sourceNotification, ""
 	switch {
 	case dir == adapter.FromClient && m.Method != "":
@@ -203,15 +266,15 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			msgType = "error"
 		}
 	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(source, m.Method, msgType, f.Bytes))
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, codexcommon.RawOf(source, m.Method, msgType, f.Bytes))
 	if m.EmittedAtMs != nil && *m.EmittedAtMs > 0 && *m.EmittedAtMs < 1<<50 {
 		em.SetTime(time.UnixMilli(*m.EmittedAtMs).UTC())
 	}
-	mp := &mapper{st: &st, em: em, f: f, m: m}
+	mp := &mapper{st: st, em: em, f: f, m: m}
 	var p ids
-	if len(m.Params) > 0 {
+	if len(m.Params) > 0 && !p.scan(m.Params) {
 		if err := json.Unmarshal(m.Params, &p); err != nil {
-			return st, adapter.Undecodable(f, st.Provider, MappingVersion, source, fmt.Errorf("params of %s: %w", m.Method, err)), nil
+			return adapter.Undecodable(f, st.Provider, MappingVersion, source, fmt.Errorf("params of %s: %w", m.Method, err))
 		}
 	}
 	mp.setIDs(p)
@@ -229,7 +292,62 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			adapter.Unmapped(em, mp.env, m.Method)
 		}
 	}
-	return st, em.Events(), nil
+	return em.Events()
+}
+
+var idMembers = [...]string{"threadId", "turnId", "itemId", "thread", "turn"}
+
+// scan reads the ids of params (valid JSON) without decoding them as
+// encoding/json would, and reports whether it could be sure to read them
+// the same (otherwise they are decoded).
+func (p *ids) scan(params []byte) bool {
+	var seen [len(idMembers)]bool
+	ok := true
+	if !codexcommon.EachMember(params, func(k, v []byte) bool {
+		if !codexcommon.PlainKey(k) {
+			ok = false
+			return false
+		}
+		for i, name := range idMembers {
+			if !bytes.EqualFold(k, []byte(name)) {
+				continue
+			}
+			if string(k) != name || seen[i] {
+				ok = false
+				return false
+			}
+			seen[i] = true
+			if string(v) == "null" {
+				continue
+			}
+			if i >= 3 {
+				id, sure := codexcommon.StringMembers(v, "id")
+				if !sure {
+					ok = false
+					return false
+				}
+				ref := &struct {
+					ID string `json:"id"`
+				}{ID: id[0]}
+				if i == 3 {
+					p.Thread = ref
+				} else {
+					p.Turn = ref
+				}
+				continue
+			}
+			if len(v) < 2 || v[0] != '"' || !codexcommon.PlainKey(v[1:len(v)-1]) {
+				ok = false
+				return false
+			}
+			*[...]*string{&p.ThreadID, &p.TurnID, &p.ItemID}[i] = string(v[1 : len(v)-1])
+		}
+		return true
+	}) || !ok {
+		*p = ids{}
+		return false
+	}
+	return true
 }
 
 // clone copies the state's maps and slices so that mapping never changes

@@ -210,20 +210,4 @@ func Text2(raw, fallback json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// Members returns the members of a JSON object whose value is not null,
-// leaving out the keys named in skip: session.configured and
-// thread.metadata.updated values must be present.
-func Members(raw json.RawMessage, skip ...string) map[string]json.RawMessage {
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &m)
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
-		if len(v) == 0 || string(v) == "null" || slicesContains(skip, k) {
-			continue
-		}
-		out[k] = v
-	}
-	return out
-}
-
 func slicesContains(list []string, s string) bool { return slices.Contains(list, s) }

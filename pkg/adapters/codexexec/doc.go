@@ -18,9 +18,11 @@
 // are warnings, others runtime errors; turn.failed is runtime.error plus
 // turn.completed{failed}; a 401/Unauthorized is a permission_error.
 //
-// Benchmark: go test -bench . (BenchmarkMap, the recordings as one
-// session per iteration) measured 10k frames/s on the exec recordings on a shared, loaded
-// 2-core development machine; figures on an idle core are higher.
+// Benchmark: BenchmarkMap maps all the exec recordings as one session per
+// iteration: 125k frames/s per core on the recordings of codex 0.171.0
+// (go test -bench, this machine), 14 MB/s (exec lines are short). Each
+// line is decoded once, item lines twice (the line, then its item), and
+// the Raw is the frame's one copy, shared by its events.
 package codexexec
 
 // Intro is the paragraph the generated mapping page opens with.

@@ -1,6 +1,7 @@
 package codexrollout
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -58,22 +59,11 @@ func (Adapter) Kinds(f adapter.Frame) []string {
 }
 
 func kindOf(b []byte) (string, bool) {
-	var l line
-	if json.Unmarshal(b, &l) != nil || l.Type == "" {
+	d, err := decodeLine(b)
+	if err != nil || d.kind == "" {
 		return "", false
 	}
-	var p typed
-	_ = json.Unmarshal(l.Payload, &p)
-	switch l.Type {
-	case "event_msg":
-		if p.Type == "" {
-			return "", false
-		}
-		return p.Type, true
-	case "response_item":
-		return "response_item:" + p.Type, true
-	}
-	return l.Type, true
+	return d.kind, true
 }
 
 // NewSession implements adapter.Adapter.
@@ -81,7 +71,7 @@ func (Adapter) NewSession(p canonical.Provider) adapter.Session {
 	if p == "" {
 		p = canonical.ProviderCodex
 	}
-	return adapter.NewSession(State{Provider: p}, Map)
+	return codexcommon.NewSession(State{Provider: p}, step)
 }
 
 type mapper struct {
@@ -93,21 +83,35 @@ type mapper struct {
 	at   time.Time
 }
 
-// Map maps one line; it is the adapter's pure core.
+// Map maps one line; it is the adapter's pure core. Sessions step their
+// own state in place instead (step), which spares the copy.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	var l line
-	if err := json.Unmarshal(f.Bytes, &l); err != nil || l.Type == "" {
-		if err == nil {
-			err = fmt.Errorf("no type member")
-		}
-		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
-	}
-	kind, _ := kindOf(f.Bytes)
 	st = st.clone()
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(rawSource, "", strings.TrimPrefix(kind, "response_item:"), f.Bytes))
-	em.SetTimeRFC3339(l.Timestamp)
-	mp := &mapper{st: &st, em: em, f: f, kind: kind, at: f.ReceivedAt}
+	events := step(&st, f)
+	return st, events, nil
+}
+
+// step maps one line by updating st.
+func step(st *State, f adapter.Frame) []canonical.Event {
+	d, err := decodeLine(f.Bytes)
+	if err != nil {
+		return adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err)
+	}
+	l, e, r, derr, kind := d.line, d.ev, d.resp, d.err, d.kind
+	raw := codexcommon.RawOf(rawSource, "", strings.TrimPrefix(kind, "response_item:"), f.Bytes)
+	if d.at >= 0 {
+		// The payload is a span of the frame: share the Raw's copy of it.
+		end := d.at + len(l.Payload)
+		if raw.Encoding == canonical.RawJSON {
+			l.Payload = raw.Payload[d.at:end:end]
+		} else {
+			l.Payload = bytes.Clone(l.Payload)
+		}
+	}
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)
+	mp := &mapper{st: st, em: em, f: f, kind: kind, at: f.ReceivedAt}
 	if t, err := time.Parse(time.RFC3339Nano, l.Timestamp); err == nil {
+		em.SetTime(t)
 		mp.at = t
 	}
 	mp.setEnv()
@@ -125,15 +129,167 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	case "inter_agent_communication_metadata":
 		mp.em.Emit(mp.env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{"interAgentCommunication": orEmpty(l.Payload)}})
 	case "response_item":
-		mp.responseItem(l.Payload)
+		mp.decodedResponseItem(r, derr, l.Payload)
 	case "event_msg":
-		if !mp.eventMsg(kind, l.Payload) {
+		if !mp.eventMsg(kind, e, derr, l.Payload) {
 			adapter.Unmapped(em, mp.env, kind)
 		}
 	default:
 		adapter.Unmapped(em, mp.env, l.Type)
 	}
-	return st, em.Events(), nil
+	return em.Events()
+}
+
+// decoded is a line decoded for mapping.
+type decoded struct {
+	line line
+	// at is where line.Payload starts in the frame when it is a span of
+	// it (-1 when it is a copy).
+	at int
+	// ev or resp is the payload of an event_msg or response_item line,
+	// decoded, or err why it is not.
+	ev   ev
+	resp respItem
+	err  error
+	// kind is the line's kind, as Kinds names it.
+	kind string
+}
+
+// decodeLine decodes a line once: its members are found by a scan, an
+// event_msg or response_item line is decoded with its payload's struct in
+// one pass (the kind is that struct's type member), other lines are only
+// validated. Lines the scan cannot read exactly as encoding/json would are
+// decoded as before, member by member (decodeSlow). An error means the
+// line is not a rollout line.
+func decodeLine(b []byte) (decoded, error) {
+	if d, ok := decodeFast(b); ok {
+		return d, nil
+	}
+	return decodeSlow(b)
+}
+
+var lineMembers = [...]string{"timestamp", "type", "payload"}
+
+func decodeFast(b []byte) (decoded, bool) {
+	d := decoded{at: -1}
+	var span [len(lineMembers)][2]int
+	var seen [len(lineMembers)]bool
+	ok := true
+	if !codexcommon.EachMemberAt(b, func(k []byte, start, end int) bool {
+		if !codexcommon.PlainKey(k) {
+			ok = false
+			return false
+		}
+		for i, name := range lineMembers {
+			if bytes.EqualFold(k, []byte(name)) {
+				if string(k) != name || seen[i] {
+					ok = false
+					return false
+				}
+				seen[i], span[i] = true, [2]int{start, end}
+			}
+		}
+		return true
+	}) || !ok || !seen[1] {
+		return d, false
+	}
+	str := func(i int) (string, bool) {
+		if !seen[i] {
+			return "", true
+		}
+		v := b[span[i][0]:span[i][1]]
+		if string(v) == "null" {
+			return "", true
+		}
+		if len(v) < 2 || v[0] != '"' || !codexcommon.PlainKey(v[1:len(v)-1]) {
+			return "", false
+		}
+		return string(v[1 : len(v)-1]), true
+	}
+	typ, ok := str(1)
+	if !ok || typ == "" {
+		return d, false
+	}
+	if !seen[2] && (typ == "event_msg" || typ == "response_item") {
+		return d, false // no payload to decode: an error decodeSlow reports
+	}
+	switch typ {
+	case "event_msg":
+		var l struct {
+			Timestamp string `json:"timestamp"`
+			Type      string `json:"type"`
+			Payload   *ev    `json:"payload"`
+		}
+		if json.Unmarshal(b, &l) != nil {
+			return d, false
+		}
+		if l.Payload != nil {
+			d.ev = *l.Payload
+		}
+		d.line.Timestamp, d.kind = l.Timestamp, d.ev.Type
+	case "response_item":
+		var l struct {
+			Timestamp string    `json:"timestamp"`
+			Type      string    `json:"type"`
+			Payload   *respItem `json:"payload"`
+		}
+		if json.Unmarshal(b, &l) != nil {
+			return d, false
+		}
+		if l.Payload != nil {
+			d.resp = *l.Payload
+		}
+		d.line.Timestamp, d.kind = l.Timestamp, "response_item:"+d.resp.Type
+	default:
+		ts, ok := str(0)
+		if !ok || !json.Valid(b) {
+			return d, false
+		}
+		d.line.Timestamp, d.kind = ts, typ
+	}
+	d.line.Type = typ
+	if seen[2] {
+		d.at = span[2][0]
+		d.line.Payload = b[span[2][0]:span[2][1]:span[2][1]]
+	}
+	return d, true
+}
+
+// decodeSlow decodes the line, then its payload: the mapping as first
+// written, for the lines decodeFast leaves.
+func decodeSlow(b []byte) (decoded, error) {
+	d := decoded{at: -1}
+	if err := json.Unmarshal(b, &d.line); err != nil {
+		return d, err //nolint:wrapcheck // the caller says what failed
+	}
+	l := d.line
+	if l.Type == "" {
+		return d, fmt.Errorf("no type member")
+	}
+	d.kind = l.Type
+	switch l.Type {
+	case "event_msg":
+		if d.err = json.Unmarshal(l.Payload, &d.ev); d.err == nil {
+			d.kind = d.ev.Type
+		} else {
+			d.kind = payloadType(l.Payload)
+		}
+	case "response_item":
+		if d.err = json.Unmarshal(l.Payload, &d.resp); d.err == nil {
+			d.kind = "response_item:" + d.resp.Type
+		} else {
+			d.kind = "response_item:" + payloadType(l.Payload)
+		}
+	}
+	return d, nil
+}
+
+// payloadType is the payload's type member as kindOf reads it, for a
+// payload that does not decode as its type's struct.
+func payloadType(raw json.RawMessage) string {
+	var p typed
+	_ = json.Unmarshal(raw, &p)
+	return p.Type
 }
 
 func (mp *mapper) setEnv() {
@@ -161,7 +317,11 @@ func (mp *mapper) sessionMeta(raw json.RawMessage) {
 		ID        string `json:"id"`
 		SessionID string `json:"session_id"`
 	}
-	_ = json.Unmarshal(raw, &p)
+	if v, ok := codexcommon.StringMembers(raw, "id", "session_id"); ok {
+		p.ID, p.SessionID = v[0], v[1]
+	} else {
+		_ = json.Unmarshal(raw, &p)
+	}
 	cfg := codexcommon.Members(raw, "base_instructions", "instructions", "id", "session_id", "timestamp")
 	if p.ID == "" || p.ID == mp.st.Thread {
 		mp.em.Emit(mp.env, &canonical.SessionConfigured{Config: cfg})

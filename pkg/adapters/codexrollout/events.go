@@ -123,9 +123,10 @@ var metadataEvents = map[string]string{
 	"guardian_assessment": "guardianAssessment",
 }
 
-func (mp *mapper) eventMsg(kind string, raw json.RawMessage) bool {
-	var e ev
-	if err := json.Unmarshal(raw, &e); err != nil {
+// eventMsg maps an event_msg line whose payload raw decoded as e, or
+// failed to with err.
+func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bool {
+	if err != nil {
 		mp.em.Fail(mp.env, canonical.ErrorClassValidation, kind+" could not be read: "+strings.SplitN(err.Error(), "\n", 2)[0], nil)
 		return true
 	}
@@ -351,10 +352,7 @@ func (mp *mapper) turnItem(final bool, e ev) {
 		mp.em.Fail(mp.env, canonical.ErrorClassValidation, e.Type+" carries no item with an id", nil)
 		return
 	}
-	lc := it.Lifecycle(e.Item, true)
-	if !final {
-		lc = it.Lifecycle(e.Item, false)
-	}
+	lc := it.Lifecycle(e.Item, final)
 	switch lc.ItemType { //nolint:exhaustive // messages pair, everything else is a call
 	case canonical.ItemTypeUserMessage, canonical.ItemTypeAssistantMessage, canonical.ItemTypeReasoning:
 		s := sighting{fam: FamilyEvent, pid: it.ID, lc: lc}

@@ -82,7 +82,14 @@ func outputText(raw json.RawMessage) string {
 // responseItem maps a response_item line: the Responses API transcript.
 func (mp *mapper) responseItem(raw json.RawMessage) {
 	var r respItem
-	if err := json.Unmarshal(raw, &r); err != nil {
+	err := json.Unmarshal(raw, &r)
+	mp.decodedResponseItem(r, err, raw)
+}
+
+// decodedResponseItem maps a response item raw that decoded as r, or
+// failed to with err.
+func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage) {
+	if err != nil {
 		mp.em.Fail(mp.env, canonical.ErrorClassValidation, "response_item could not be read", nil)
 		return
 	}
