@@ -155,6 +155,10 @@ type frame struct {
 // request or response is decoded, as header would decode it.
 func (fr frame) header() header {
 	h := header{Type: fr.Type, Subtype: fr.Subtype, IsReplay: fr.IsReplay}
+	if fr.scanHeader(&h) {
+		return h
+	}
+	h = header{Type: fr.Type, Subtype: fr.Subtype, IsReplay: fr.IsReplay}
 	switch {
 	case fr.Type == "control_request" && len(fr.Request) > 0:
 		_ = json.Unmarshal(fr.Request, &h.Request) // as in a whole-frame decode, a bad request is no kind

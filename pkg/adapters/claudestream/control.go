@@ -88,8 +88,8 @@ func mapControl(em *adapter.Emitter, st *State, env canonical.Event, fr frame, d
 		}
 		hostRequest(em, st, env, fr, r)
 	case "control_response":
-		var r controlResponse
-		if err := json.Unmarshal(fr.Response, &r); err != nil {
+		r, err := decodeControlResponse(fr.Response)
+		if err != nil {
 			em.Fail(env, canonical.ErrorClassValidation, "control response could not be decoded: "+err.Error(), nil)
 			return
 		}

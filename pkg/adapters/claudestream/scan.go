@@ -325,3 +325,80 @@ func scanBlock(raw []byte) (Block, bool) {
 		Content: v[7], IsError: isErr, ServerName: s[6],
 	}, true
 }
+
+// scanStrings reads the string members names of a valid JSON object; ok is
+// false when ScanFields cannot read obj or a member is not a string.
+func scanStrings(obj []byte, names ...string) ([]string, bool) {
+	v := make([][]byte, len(names))
+	if !ScanFields(obj, names, v) {
+		return nil, false
+	}
+	out := make([]string, len(names))
+	for i := range v {
+		var ok bool
+		if out[i], ok = ScanString(v[i]); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// scanHeader is header's request or response, decoded by a scan when the
+// member is an object of header's types; ok is false otherwise.
+func (fr frame) scanHeader(h *header) bool {
+	switch {
+	case fr.Type == "control_request" && len(fr.Request) > 0:
+		s, ok := scanStrings(fr.Request, "subtype")
+		if !ok {
+			return false
+		}
+		h.Request = &struct {
+			Subtype string `json:"subtype"`
+		}{s[0]}
+	case fr.Type == "control_response" && len(fr.Response) > 0:
+		var v [2][]byte
+		if !ScanFields(fr.Response, []string{"subtype", "response"}, v[:]) {
+			return false
+		}
+		sub, ok := ScanString(v[0])
+		if !ok {
+			return false
+		}
+		h.Response = &struct {
+			Subtype  string `json:"subtype"`
+			Response *struct {
+				Behavior string `json:"behavior"`
+			} `json:"response"`
+		}{Subtype: sub}
+		if v[1] != nil && string(v[1]) != "null" {
+			b, ok := scanStrings(v[1], "behavior")
+			if !ok {
+				return false
+			}
+			h.Response.Response = &struct {
+				Behavior string `json:"behavior"`
+			}{b[0]}
+		}
+	}
+	return true
+}
+
+// decodeControlResponse is json.Unmarshal into controlResponse, by a scan
+// when the response is an object of its types.
+func decodeControlResponse(raw json.RawMessage) (controlResponse, error) {
+	var v [4][]byte
+	if ScanFields(raw, []string{"subtype", "request_id", "error", "response"}, v[:]) {
+		var r controlResponse
+		var ok1, ok2, ok3 bool
+		r.Subtype, ok1 = ScanString(v[0])
+		r.RequestID, ok2 = ScanString(v[1])
+		r.Error, ok3 = ScanString(v[2])
+		if ok1 && ok2 && ok3 {
+			r.Response = v[3]
+			return r, nil
+		}
+	}
+	var r controlResponse
+	err := json.Unmarshal(raw, &r)
+	return r, err
+}

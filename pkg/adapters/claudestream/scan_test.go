@@ -22,14 +22,25 @@ func checkScan(t *testing.T, line []byte) {
 		if !wok || json.Unmarshal(wmsg, &want) != nil || dir != wdir || !bytes.Equal(msg, wmsg) || !reflect.DeepEqual(fr, want) {
 			t.Fatalf("scanFrame(%q) = %+v %q, decoding gives %+v %q %v", line, fr, dir, want, wdir, wok)
 		}
+		var wh header
+		_ = json.Unmarshal(msg, &wh)
+		if k, wk := fr.header().kinds(), wh.kinds(); !reflect.DeepEqual(k, wk) {
+			t.Fatalf("kinds of %q = %q, decoding gives %q", line, k, wk)
+		}
 	}
 	var fr frame
 	_ = json.Unmarshal(line, &fr)
 	for _, raw := range []json.RawMessage{line, fr.Message, fr.Request, fr.Response} {
 		m, err := DecodeMessage(raw) // never a panic, valid or not
 		cfg := ConfigOf(raw, "type")
+		cr, crErr := decodeControlResponse(raw)
 		if !json.Valid(raw) {
 			continue
+		}
+		var wcr controlResponse
+		wcrErr := json.Unmarshal(raw, &wcr)
+		if (crErr == nil) != (wcrErr == nil) || (crErr == nil && !reflect.DeepEqual(cr, wcr)) {
+			t.Fatalf("decodeControlResponse(%q) = %+v %v, decoding gives %+v %v", raw, cr, crErr, wcr, wcrErr)
 		}
 		var want Message
 		werr := json.Unmarshal(raw, &want)
@@ -126,6 +137,16 @@ var scanCases = []string{
 	`{"message":{"id":"m","ID":"n"}}`,
 	`{"message":{"stop_reason":"end_turn","usage":{"input_tokens":1}}}`,
 	`{"message":{"stop_reason":3}}`,
+	`{"type":"control_request","request_id":"r","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}}`,
+	`{"type":"control_request","request":{"subtype":5}}`,
+	`{"type":"control_request","request":null}`,
+	`{"type":"control_request","request":"x"}`,
+	`{"type":"control_response","response":{"subtype":"success","request_id":"r","response":{"behavior":"allow","updatedInput":{}}}}`,
+	`{"type":"control_response","response":{"subtype":"success","response":null}}`,
+	`{"type":"control_response","response":{"subtype":"success","response":{"behavior":1}}}`,
+	`{"type":"control_response","response":{"subtype":"error","error":"e","response":[1]}}`,
+	`{"type":"control_response","response":{"subtype":"success","Response":{"Behavior":"deny"}}}`,
+	`{"type":"control_response","response":{"request_id":7}}`,
 	`{}`, `[]`, `null`, `"s"`, `{"`, `{"type":"`, `{"dir"`, `nope`,
 }
 

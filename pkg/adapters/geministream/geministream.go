@@ -119,8 +119,12 @@ type errorObject struct {
 // every frame, so the state passed in is the returned state's and must not
 // be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	var ev event
-	if err := json.Unmarshal(f.Bytes, &ev); err != nil || ev.Type == "" {
+	ev, ok := scanEvent(f.Bytes)
+	var err error
+	if !ok {
+		err = json.Unmarshal(f.Bytes, &ev)
+	}
+	if err != nil || ev.Type == "" {
 		if err == nil {
 			err = fmt.Errorf("no type member")
 		}
