@@ -1,0 +1,193 @@
+package project_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/project"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// fixture is two turns of one Codex session on two days of March 2026:
+// a successful Bash call approved in 500 ms, then a failed one declined
+// in 1500 ms, and two unmapped frames.
+func fixture(tenant string) recording {
+	ids := canonical.IDSpace{Tenant: tenant, Provider: canonical.ProviderCodex, SessionKey: "fixture"}
+	sid := ids.IngestSession()
+	n := 0
+	var evs []canonical.Event
+	add := func(at time.Time, turn, item, req string, p canonical.Payload) {
+		n++
+		evs = append(evs, canonical.Event{
+			EventID: ids.Event(uint64(n), 0), Tenant: tenant, Provider: canonical.ProviderCodex, SessionID: sid, //nolint:gosec // n > 0
+			CreatedAt: at, TurnID: turn, ItemID: item, RequestID: req, MappingVersion: "fixture/1", Payload: p,
+		})
+	}
+	cfg := map[string]json.RawMessage{"model": json.RawMessage(`"gpt-x"`), "cli_version": json.RawMessage(`"1.2.3"`)}
+	day1 := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+	add(day1, "", "", "", &canonical.SessionConfigured{Config: cfg})
+	code0, code1 := 0, 1
+	turn := func(i int, at time.Time, exit *int, status canonical.ItemStatus, toolMs, approvalMs int, decision string,
+		state canonical.TurnState, errMsg string, u canonical.TokenUsage, cost float64, dur int64) {
+		tid := ids.Derived(canonical.EntityTurn, uint64(i), 0)    //nolint:gosec // i > 0
+		iid := ids.Derived(canonical.EntityItem, uint64(i), 0)    //nolint:gosec // i > 0
+		rid := ids.Derived(canonical.EntityRequest, uint64(i), 0) //nolint:gosec // i > 0
+		ms := func(d int) time.Time { return at.Add(time.Duration(d) * time.Millisecond) }
+		add(at, tid, "", "", &canonical.TurnStarted{Model: "gpt-x"})
+		add(ms(1000), tid, iid, "", &canonical.ItemStarted{ItemType: canonical.ItemTypeCommandExecution, ToolName: "Bash", Command: "ls"})
+		add(ms(1000), tid, iid, rid, &canonical.RequestOpened{RequestType: canonical.RequestTypeCommandExecutionApproval})
+		add(ms(1000+approvalMs), tid, iid, rid, &canonical.RequestResolved{RequestType: canonical.RequestTypeCommandExecutionApproval, Decision: decision})
+		add(ms(1000+toolMs), tid, iid, "", &canonical.ItemCompleted{ItemType: canonical.ItemTypeCommandExecution, Status: status, ToolName: "Bash", ExitCode: exit})
+		add(ms(int(dur)), tid, "", "", &canonical.TurnCompleted{State: state, ErrorMessage: errMsg, Usage: &u, TotalCostUSD: &cost, DurationMs: &dur})
+	}
+	turn(1, day1, &code0, canonical.ItemStatusCompleted, 2000, 500, "accept", canonical.TurnStateCompleted, "",
+		canonical.TokenUsage{InputTokens: 100, CachedInputTokens: 50, OutputTokens: 10, ReasoningOutputTokens: 2}, 0.5, 4000)
+	day2 := day1.Add(24 * time.Hour)
+	turn(2, day2, &code1, canonical.ItemStatusFailed, 1000, 1500, "decline", canonical.TurnStateFailed, "boom",
+		canonical.TokenUsage{InputTokens: 200, OutputTokens: 20}, 1.0, 2000)
+	for range 2 {
+		add(day2.Add(time.Minute), "", "", "", &canonical.RuntimeWarning{Message: "unmapped codex-exec frame kind weird",
+			Detail: json.RawMessage(`{"dialect":"codex-exec","kind":"weird"}`)})
+	}
+	return recording{name: "fixture/" + tenant, events: evs}
+}
+
+func TestViews(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish([]recording{fixture("acme")}, 1)
+	e.start(project.Config{})
+	e.waitApplied("")
+	ctx := context.Background()
+	q := func(sql string, dst ...any) {
+		t.Helper()
+		require.NoError(t, e.pool.QueryRow(ctx, sql).Scan(dst...), sql)
+	}
+
+	var days, turns int
+	var in, cached, out, total int64
+	var cost float64
+	q(`SELECT count(*), sum(turns) FROM usage_by_day WHERE tenant_id = 'acme'`, &days, &turns)
+	require.Equal(t, []int{2, 2}, []int{days, turns})
+	q(`SELECT input_tokens, cached_input_tokens, output_tokens, cost_usd FROM usage_by_day WHERE day = '2026-03-10'`, &in, &cached, &out, &cost)
+	require.Equal(t, []int64{100, 50, 10}, []int64{in, cached, out})
+	require.InDelta(t, 0.5, cost, 1e-9)
+	q(`SELECT turns, input_tokens, output_tokens, total_tokens, cost_usd FROM usage_by_month WHERE month = '2026-03-01' AND model = 'gpt-x' AND provider = 'codex'`,
+		&turns, &in, &out, &total, &cost)
+	require.Equal(t, []int64{2, 300, 30, 380}, []int64{int64(turns), in, out, total})
+	require.InDelta(t, 1.5, cost, 1e-9)
+	q(`SELECT turns, total_tokens, cost_usd FROM usage_by_session WHERE session_model = 'gpt-x'`, &turns, &total, &cost)
+	require.Equal(t, []int64{2, 380}, []int64{int64(turns), total})
+	require.InDelta(t, 1.5, cost, 1e-9)
+
+	var calls, ok, failed int
+	var rate, p50, p95 float64
+	q(`SELECT calls, succeeded, failed, success_rate, p50_ms, p95_ms FROM tool_calls_by_tool WHERE tool = 'Bash'`, &calls, &ok, &failed, &rate, &p50, &p95)
+	require.Equal(t, []int{2, 1, 1}, []int{calls, ok, failed})
+	require.InDelta(t, 0.5, rate, 1e-9)
+	require.InDelta(t, 1500, p50, 1e-6)
+	require.InDelta(t, 1950, p95, 1e-6)
+
+	for decision, want := range map[string]float64{"accept": 500, "decline": 1500} {
+		var n int
+		q(`SELECT requests, p50_latency_ms FROM approvals WHERE request_type = 'command_execution_approval' AND decision = '`+decision+`'`, &n, &p50)
+		require.Equal(t, 1, n)
+		require.InDelta(t, want, p50, 1e-6, decision)
+	}
+
+	for state, want := range map[string]float64{"completed": 4000, "failed": 2000} {
+		var n int
+		q(`SELECT turns, p50_ms FROM turn_durations WHERE model = 'gpt-x' AND state = '`+state+`'`, &n, &p50)
+		require.Equal(t, 1, n)
+		require.InDelta(t, want, p50, 1e-6, state)
+	}
+	var reason string
+	var n int
+	q(`SELECT reason, turns FROM turn_failures WHERE state = 'failed'`, &reason, &n)
+	require.Equal(t, "boom", reason)
+	require.Equal(t, 1, n)
+
+	var version, kind string
+	q(`SELECT cli_version, kind, count FROM unmapped_kinds_by_version WHERE provider = 'codex'`, &version, &kind, &n)
+	require.Equal(t, []string{"1.2.3", "weird"}, []string{version, kind})
+	require.Equal(t, 2, n)
+}
+
+// TestRLS: the analyst role, set to tenant A, reads no row of tenant B, in
+// any table or view; with no tenant set it reads nothing.
+func TestRLS(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.publish([]recording{fixture("acme"), fixture("globex")}, 1)
+	e.start(project.Config{})
+	e.waitApplied("")
+	ctx := context.Background()
+	relations := append([]string{"events"}, projectionTables...)
+	relations = append(relations, "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
+		"turn_durations", "turn_failures", "unmapped_kinds_by_version")
+	asAnalyst := func(tenant string, f func(tx pgx.Tx)) {
+		tx, err := e.pool.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		_, err = tx.Exec(ctx, `SET LOCAL ROLE agentwire_analyst`)
+		require.NoError(t, err)
+		if tenant != "" {
+			_, err = tx.Exec(ctx, `SELECT set_config('agentwire.tenant', $1, true)`, tenant)
+			require.NoError(t, err)
+		}
+		f(tx)
+	}
+	asAnalyst("acme", func(tx pgx.Tx) {
+		for _, r := range relations {
+			var mine, others int
+			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE tenant_id = 'acme'), count(*) FILTER (WHERE tenant_id <> 'acme') FROM `+r).Scan(&mine, &others), r)
+			require.Zero(t, others, r)
+			if r != "tasks" && r != "hooks" && r != "rate_limit_observations" && r != "threads" && r != "turn_failures" {
+				require.Positive(t, mine, r)
+			}
+		}
+		_, err := tx.Exec(ctx, `SELECT last_seq FROM projector_checkpoints`)
+		require.Error(t, err, "analysts must not read the checkpoints")
+	})
+	asAnalyst("", func(tx pgx.Tx) {
+		var n int
+		require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&n))
+		require.Zero(t, n)
+	})
+	// The owner (the projector) sees both tenants.
+	var tenants int
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(DISTINCT tenant_id) FROM events`).Scan(&tenants))
+	require.Equal(t, 2, tenants)
+}
+
+// TestDeadLetter: an event Postgres cannot store (a NUL in its text) goes
+// to deadletter.project.<tenant> with the reason; the rest of its batch
+// is applied.
+func TestDeadLetter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := fixture("acme")
+	bad := r.events[2] // the first item.started: same session, turn and item
+	bad.EventID = canonical.IDSpace{Tenant: "acme", Provider: canonical.ProviderCodex, SessionKey: "bad"}.Event(1, 0)
+	bad.Payload = &canonical.ContentDelta{StreamKind: canonical.StreamCommandOutput, Delta: "a\x00b"}
+	r.events = append(r.events[:3:3], append([]canonical.Event{bad}, r.events[3:]...)...)
+	e.publish([]recording{r}, 1)
+	p := e.start(project.Config{})
+	e.waitApplied("")
+	require.Equal(t, uint64(1), p.Stats().DeadLettered.Load())
+	var n int
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT count(*) FROM events`).Scan(&n))
+	require.Equal(t, len(r.events)-1, n)
+
+	st, err := e.layout.JS.Stream(context.Background(), "DEADLETTER")
+	require.NoError(t, err)
+	m, err := st.GetLastMsgForSubject(context.Background(), "deadletter.project.acme")
+	require.NoError(t, err)
+	require.Contains(t, m.Header.Get("Agentwire-Reason"), "cannot be applied")
+	require.Equal(t, bad.EventID, m.Header.Get("ce-id"))
+}
