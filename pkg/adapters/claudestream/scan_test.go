@@ -88,7 +88,7 @@ func slowBlocks(m Message) ([]Block, []json.RawMessage, error) {
 func TestScanAgreesWithDecoding(t *testing.T) {
 	t.Parallel()
 	var files []string
-	for _, g := range []string{"testdata/*.jsonl", "../../../testdata/recordings/claude-*/*.jsonl", "../../../../shared/corpus/claude-*/*.jsonl"} {
+	for _, g := range []string{"testdata/*.jsonl", "../../../testdata/recordings/claude-*/*.jsonl", "../../../../shared/corpus/claude-stream/*.jsonl"} {
 		m, _ := filepath.Glob(g)
 		files = append(files, m...)
 	}
