@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +15,7 @@ func newBenchCommand() *cobra.Command {
 	var (
 		frames     int
 		recordings string
+		cpuProfile string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -26,11 +30,23 @@ subscriber), and rss_peak_mb of the process.`,
 			if frames < 100 {
 				return Usagef("bench: --frames must be at least 100, got %d", frames)
 			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile) //nolint:gosec // the file the user names
+				if err != nil {
+					return fmt.Errorf("bench: --cpuprofile: %w", err)
+				}
+				defer func() { _ = f.Close() }()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("bench: --cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 			return bench.Run(cmd.Context(), bench.Config{Recordings: recordings, Frames: frames, Out: cmd.OutOrStdout(), Log: log})
 		},
 	}
 	cmd.Flags().IntVar(&frames, "frames", 50000, "frames to push through the pipeline figures")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
 	cmd.Flags().StringVar(&recordings, "recordings", "testdata/recordings", "directory of recordings used as load")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentwire/agentwire/internal/ingest"
 	"github.com/agentwire/agentwire/internal/normalize"
 	"github.com/agentwire/agentwire/pkg/adapters"
 	"github.com/agentwire/agentwire/pkg/canonical"
@@ -24,9 +25,10 @@ func newMapCommand() *cobra.Command {
 		Long: `Map the frames of FILEs (standard input without FILE) with the adapter of a dialect and
 print one CloudEvent per line in the JSON event format, with the canonical event as data.
 
-Each file is one session; its key is the file path as given (stdin: "stdin") unless --session
-sets it, and its frames get the file's modification time as receive time, so mapping the same
-file twice prints the same bytes. Bad frames become runtime.error events; the exit status is 0
+Each file is one session whose key is the one ingest gives it, "file:" + its absolute
+path (stdin: "stdin"), unless --session sets it: map prints the ids the pipeline produces. A
+file's frames get its modification time as receive time, so mapping it twice prints the same
+bytes. Bad frames become runtime.error events; the exit status is 0
 when the input could be read.`,
 		Example: `  agentwire map --dialect codex-exec run.jsonl
   codex exec --json "fix the test" | agentwire map --dialect codex-exec`,
@@ -61,10 +63,9 @@ when the input could be read.`,
 				_, err = out.Write(b)
 				return err
 			}
-			one := func(name string, f *os.File, at time.Time) error {
-				key := session
-				if key == "" {
-					key = name
+			one := func(name, key string, f *os.File, at time.Time) error {
+				if session != "" {
+					key = session
 				}
 				meta := normalize.StreamMeta{Dialect: dialect, Tenant: tenant, SessionKey: key, ReceivedAt: at}
 				if _, err := normalize.MapReader(ctx, f, a.NewSession(p), meta, emit); err != nil {
@@ -73,7 +74,7 @@ when the input could be read.`,
 				return nil
 			}
 			if len(files) == 0 {
-				if err := one("stdin", os.Stdin, time.Now().UTC()); err != nil {
+				if err := one("stdin", "stdin", os.Stdin, time.Now().UTC()); err != nil {
 					return err
 				}
 			}
@@ -87,7 +88,10 @@ when the input could be read.`,
 					err = fmt.Errorf("%s is a directory; give the session files", path)
 				}
 				if err == nil {
-					err = one(filepath.ToSlash(filepath.Clean(path)), f, st.ModTime().UTC())
+					var abs string
+					if abs, err = filepath.Abs(path); err == nil {
+						err = one(path, ingest.FileSessionKey(abs), f, st.ModTime().UTC())
+					}
 				}
 				_ = f.Close() // read-only
 				if err != nil {

@@ -57,6 +57,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*server.Server, e
 		}
 		_ = l.Close()
 	}
+	if port == 0 {
+		port = server.RANDOM_PORT // nats-server reads 0 as its default, 4222
+	}
 	opts := &server.Options{
 		ServerName: "agentwire",
 		Host:       host,
