@@ -171,7 +171,7 @@ func copyFile(t *testing.T, from, to string) {
 	b, err := os.ReadFile(from)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(to), 0o750))
-	require.NoError(t, os.WriteFile(to, b, 0o600)) //nolint:gosec // a test temp dir
+	require.NoError(t, os.WriteFile(to, b, 0o600))
 }
 
 func recording(set, name string) string {

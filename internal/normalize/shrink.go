@@ -24,15 +24,12 @@ func shrink(e canonical.Event, limit int) canonical.Event {
 	clone := reflect.New(p.Elem().Type())
 	clone.Elem().Set(p.Elem())
 	v := clone.Elem()
-	for i := range v.NumField() {
-		f := v.Field(i)
-		if f.Type() == rawMessageType && f.Len() > 0 && isOptional(v.Type().Field(i)) {
+	budget := max(limit/4, 1024)
+	for sf, f := range v.Fields() {
+		if f.Type() == rawMessageType && f.Len() > 0 && isOptional(sf) {
 			f.Set(reflect.Zero(rawMessageType))
 		}
-	}
-	budget := max(limit/4, 1024)
-	for i := range v.NumField() {
-		cutStrings(v.Field(i), budget)
+		cutStrings(f, budget)
 	}
 	e.Payload = clone.Interface().(canonical.Payload)
 	return e

@@ -30,7 +30,7 @@ var recordingSets = map[string]string{
 
 func readLines(t *testing.T, path string) [][]byte {
 	t.Helper()
-	b, err := os.ReadFile(path) //nolint:gosec // test fixtures
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var lines [][]byte
 	sc := bufio.NewScanner(bytes.NewReader(b))
