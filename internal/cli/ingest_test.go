@@ -53,7 +53,7 @@ func TestIngestFileCommand(t *testing.T) {
 	for _, set := range []string{"codex-exec", "gemini-stream"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recordings", set, "plain.jsonl"))
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, set+".jsonl"), b, 0o600)) //nolint:gosec // a test temp dir
+		require.NoError(t, os.WriteFile(filepath.Join(dir, set+".jsonl"), b, 0o600))
 	}
 	// Through the standalone program's entry point.
 	var out, errOut bytes.Buffer
