@@ -14,6 +14,16 @@
 //	file   "file:" + the absolute path of the file (slashes)
 //	stdin  "stdin:" + the start time, RFC 3339 with nanoseconds, UTC (unless --session)
 //	exec   "exec:" + the command's base name + ":" + the start time, as for stdin (unless --session)
+//	proxy  "proxy:" + the agent's base name + ":" + the start time, as for stdin (unless --session)
+//
+// `ingest proxy` puts itself between a controlling app and an agent that
+// speaks JSON-RPC (or Claude's stream-json) over stdio: both directions go
+// to one session, the agent's messages with Agentwire-Direction "agent",
+// the app's with "client", numbered in the order they crossed the proxy
+// (a message is queued just before it is forwarded, so an answer always
+// follows what it answers). Its stderr lines and exit status are the
+// diagnostic frames of exec. Frames pass through a bounded on-disk buffer
+// (Spool), so NATS outages never slow the agent.
 //
 // Re-ingesting a file publishes the same message ids: JetStream drops them
 // within its duplicate window, and the normalizer skips ordinals it has

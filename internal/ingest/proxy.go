@@ -1,0 +1,411 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+)
+
+// ProxySessionKey is the session key of a proxied agent: "proxy:" + its
+// base name + ":" + the start time (RFC 3339, nanoseconds, UTC).
+func ProxySessionKey(command string, start time.Time) string {
+	return "proxy:" + filepath.Base(command) + ":" + start.UTC().Format(time.RFC3339Nano)
+}
+
+// DefaultBufferMax is the default size of a proxy's on-disk buffer.
+const DefaultBufferMax = 256 << 20
+
+// DefaultBufferDir is the default directory of the proxies' on-disk
+// buffers: agentwire/proxy under the user cache directory.
+func DefaultBufferDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "agentwire", "proxy")
+}
+
+// ProxyOptions say what Proxy runs and where its streams go.
+type ProxyOptions struct {
+	// Args is the agent command and its arguments.
+	Args []string
+	// Session is the session of its frames (Key "" means ProxySessionKey).
+	Session Session
+	// Stdin is what the controlling app writes to the agent.
+	Stdin io.Reader
+	// Stdout and Stderr receive what the agent writes (nil: discarded).
+	Stdout, Stderr io.Writer
+	// Signals are forwarded to the agent while it runs.
+	Signals <-chan os.Signal
+	// KillAfter is how long the agent may run on after ctx ends and it was
+	// sent SIGTERM, before it is killed. Default 10 seconds.
+	KillAfter time.Duration
+	// BufferDir holds the on-disk buffer (a directory per session in it);
+	// default DefaultBufferDir.
+	BufferDir string
+	// BufferMax bounds the on-disk buffer in bytes; default DefaultBufferMax.
+	BufferMax int64
+	// DrainTimeout is how long Proxy waits, after the agent exited, for
+	// the frames still buffered to be stored. Default 10 seconds.
+	DrainTimeout time.Duration
+}
+
+// ProxyResult is what Proxy did.
+type ProxyResult struct {
+	// SessionKey is the session the frames went to.
+	SessionKey string
+	// ExitCode is the agent's exit status (128+n for signal n).
+	ExitCode int
+	// Agent, Client and Stderr count the messages of each stream.
+	Agent, Client, Stderr uint64
+	// Published counts the frames stored in RAW, the exit frame included.
+	Published uint64
+	// Dropped counts the frames lost because the buffer was full.
+	Dropped uint64
+	// Left counts the frames still buffered when the drain timed out.
+	Left uint64
+}
+
+// proxy is the state of one Proxy call.
+type proxy struct {
+	in    *Ingester
+	opts  ProxyOptions
+	s     Session
+	spool *Spool
+
+	mu       sync.Mutex // the sequencer: frames are queued in the order they crossed
+	queue    []spoolRecord
+	queued   int64
+	counts   [3]uint64
+	overflow bool
+	wake     chan struct{}
+	closed   bool
+}
+
+// Proxy runs an agent that speaks a two-way protocol over stdio between
+// the controlling app and the agent: it forwards opts.Stdin to the agent
+// and the agent's stdout and stderr to opts.Stdout and opts.Stderr, byte
+// for byte, and tees every newline-delimited message into one session,
+// agent messages with direction "agent", the app's with "client", stderr
+// lines as stderr diagnostic frames, and the exit status as the last
+// frame. Ordinals follow the order messages crossed the proxy.
+//
+// Forwarding never waits on NATS: messages go through a queue in memory
+// to a bounded buffer on disk, from which one goroutine publishes them in
+// order, waiting out NATS outages. When the buffer is full a frame is
+// dropped, counted and said once on the log; the agent is never blocked.
+// Signals from opts.Signals are forwarded; EOF on opts.Stdin closes the
+// agent's stdin.
+func (in *Ingester) Proxy(ctx context.Context, opts ProxyOptions) (ProxyResult, error) {
+	if len(opts.Args) == 0 {
+		return ProxyResult{}, errors.New("proxy: no command")
+	}
+	start := in.now()
+	s := opts.Session
+	if s.Key == "" {
+		s.Key = ProxySessionKey(opts.Args[0], start)
+	}
+	res := ProxyResult{SessionKey: s.Key}
+	if opts.KillAfter == 0 {
+		opts.KillAfter = 10 * time.Second
+	}
+	if opts.BufferDir == "" {
+		opts.BufferDir = DefaultBufferDir()
+	}
+	if opts.BufferMax == 0 {
+		opts.BufferMax = DefaultBufferMax
+	}
+	if opts.DrainTimeout == 0 {
+		opts.DrainTimeout = 10 * time.Second
+	}
+	if opts.Stdout == nil {
+		opts.Stdout = io.Discard
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	sum := sha256.Sum256([]byte(s.Key))
+	spool, err := OpenSpool(filepath.Join(opts.BufferDir, hex.EncodeToString(sum[:12])), opts.BufferMax)
+	if err != nil {
+		return res, fmt.Errorf("proxy: %w", err)
+	}
+	p := &proxy{in: in, opts: opts, s: s, spool: spool, wake: make(chan struct{}, 1)}
+
+	cmd := exec.CommandContext(context.WithoutCancel(ctx), opts.Args[0], opts.Args[1:]...) //nolint:gosec // running the user's agent is the point
+	setProcessGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		_ = spool.Remove()
+		return res, fmt.Errorf("proxy %s: %w", opts.Args[0], err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		_ = spool.Remove()
+		return res, fmt.Errorf("proxy %s: %w", opts.Args[0], err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		_ = spool.Remove()
+		return res, fmt.Errorf("proxy %s: %w", opts.Args[0], err)
+	}
+	if err := cmd.Start(); err != nil {
+		_ = spool.Remove()
+		return res, fmt.Errorf("proxy: %w", err)
+	}
+	in.Log.Info("started", "command", opts.Args[0], "pid", cmd.Process.Pid, "session", s.Key, "dialect", s.Dialect)
+
+	spooled := make(chan struct{})
+	go func() { defer close(spooled); p.spoolQueue() }()
+	pumpDone := make(chan struct{})
+	pumpStop := make(chan struct{})
+	var pumpErr error
+	var published uint64
+	go func() {
+		defer close(pumpDone)
+		published, pumpErr = p.pump(ctx, pumpStop)
+	}()
+
+	if opts.Stdin != nil {
+		go func() {
+			p.forward(opts.Stdin, stdin, adapter.FromClient)
+			_ = stdin.Close() // EOF passes through
+		}()
+	} else {
+		_ = stdin.Close()
+	}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); p.forward(stdout, opts.Stdout, adapter.FromAgent) }()
+	go func() { defer readers.Done(); p.forward(stderr, opts.Stderr, "") }()
+	waited := make(chan error, 1)
+	go func() { readers.Wait(); waited <- cmd.Wait() }()
+
+	var waitErr error
+	ctxDone := ctx.Done()
+	var kill <-chan time.Time
+loop:
+	for {
+		select {
+		case sig := <-opts.Signals:
+			in.Log.Info("forwarding signal", "signal", sig)
+			_ = cmd.Process.Signal(sig)
+		case <-ctxDone:
+			ctxDone = nil
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			kill = time.After(opts.KillAfter)
+		case <-kill:
+			in.Log.Warn("the agent did not stop; killing it", "after", opts.KillAfter)
+			_ = cmd.Process.Kill()
+		case waitErr = <-waited:
+			break loop
+		}
+	}
+
+	exit := exitFrame(cmd.ProcessState, waitErr)
+	res.ExitCode = exit.Code
+	b, _ := json.Marshal(exit) //nolint:errchkjson // plain struct: cannot fail
+	p.mu.Lock()
+	p.queue = append(p.queue, spoolRecord{at: in.now(), data: b, exit: true})
+	p.closed = true
+	res.Agent, res.Client, res.Stderr = p.counts[1], p.counts[2], p.counts[0]
+	p.mu.Unlock()
+	p.signal()
+	<-spooled
+	spool.CloseWrite()
+
+	select {
+	case <-pumpDone:
+	case <-time.After(opts.DrainTimeout):
+		in.Log.Warn("NATS did not take the buffered frames in time; leaving them", "after", opts.DrainTimeout, "bytes", spool.Size())
+		close(pumpStop)
+		<-pumpDone
+	}
+	res.Published = published
+	res.Dropped = spool.Dropped()
+	if res.Dropped > 0 {
+		in.Log.Warn("frames dropped: the buffer was full", "dropped", res.Dropped, "buffer_max", opts.BufferMax)
+	}
+	res.Left = uint64(spool.Records()) //nolint:gosec // a count
+	rmErr := spool.Remove()
+	in.Log.Info("agent exited", "code", exit.Code, "signal", exit.Signal, "agent", res.Agent, "client", res.Client,
+		"stderr", res.Stderr, "published", res.Published, "dropped", res.Dropped)
+	if pumpErr != nil && !errors.Is(pumpErr, errPumpStopped) {
+		return res, pumpErr
+	}
+	if res.Left > 0 {
+		return res, errors.Join(errors.New("proxy: some frames could not be stored before the timeout"), rmErr)
+	}
+	return res, nil
+}
+
+// forward copies r to w byte for byte and queues each complete line read
+// as a frame of direction dir ("" for stderr, queued as stderr
+// diagnostics), just before it is written.
+func (p *proxy) forward(r io.Reader, w io.Writer, dir adapter.Direction) {
+	buf := make([]byte, 64<<10)
+	var partial []byte
+	writeOK := true
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			// Queued before it is written: whatever the other side answers
+			// crosses after it, so ordinals follow cause and effect.
+			chunk := buf[:n]
+			for {
+				i := bytes.IndexByte(chunk, '\n')
+				if i < 0 {
+					partial = append(partial, chunk...)
+					break
+				}
+				line := chunk[:i]
+				if len(partial) > 0 {
+					line = append(partial, line...)
+					partial = nil
+				}
+				p.enqueue(dir, line)
+				chunk = chunk[i+1:]
+			}
+			if writeOK {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					writeOK = false // the other side is gone; keep reading so the writer is not blocked
+				}
+			}
+		}
+		if err != nil {
+			if len(partial) > 0 {
+				p.enqueue(dir, partial)
+			}
+			return
+		}
+	}
+}
+
+// enqueue queues line (not retained) unless it is only white space.
+func (p *proxy) enqueue(dir adapter.Direction, line []byte) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	b := bytes.Clone(line)
+	at := p.in.now()
+	p.mu.Lock()
+	p.counts[directionCodes[dir]]++
+	if p.queued+int64(len(b)) > p.opts.BufferMax {
+		p.overflowLocked()
+		p.mu.Unlock()
+		return
+	}
+	p.queue = append(p.queue, spoolRecord{dir: dir, at: at, data: b})
+	p.queued += int64(len(b))
+	p.mu.Unlock()
+	p.signal()
+}
+
+func (p *proxy) overflowLocked() {
+	p.spool.mu.Lock()
+	p.spool.dropped++
+	p.spool.mu.Unlock()
+	p.warnOverflowLocked()
+}
+
+func (p *proxy) warnOverflowLocked() {
+	if !p.overflow {
+		p.overflow = true
+		p.in.Log.Warn("the proxy's buffer is full: dropping frames (the agent keeps running; the count is logged at exit)",
+			"session", p.s.Key, "buffer_max", p.opts.BufferMax)
+	}
+}
+
+func (p *proxy) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// spoolQueue moves queued frames to the spool until the queue is closed
+// and empty.
+func (p *proxy) spoolQueue() {
+	for {
+		p.mu.Lock()
+		batch, closed := p.queue, p.closed
+		p.queue, p.queued = nil, 0
+		p.mu.Unlock()
+		for _, r := range batch {
+			if r.dir == "" && !r.exit {
+				r.data = stderrFrame(r.data)
+			}
+			if !p.spool.Append(r) {
+				p.mu.Lock()
+				p.warnOverflowLocked()
+				p.mu.Unlock()
+			}
+		}
+		if closed && len(batch) == 0 {
+			return
+		}
+		if len(batch) == 0 {
+			<-p.wake
+		}
+	}
+}
+
+var errPumpStopped = errors.New("proxy: publishing stopped")
+
+// pump publishes the spool's records in order, flushing after each batch
+// and freeing what is stored.
+func (p *proxy) pump(ctx context.Context, stop <-chan struct{}) (uint64, error) {
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-pctx.Done():
+		}
+	}()
+	var published uint64
+	for {
+		recs, pos, err := p.spool.Next(stop, 512)
+		for _, r := range recs {
+			if _, perr := p.in.Pub.Publish(pctx, Frame{
+				SessionKey: p.s.Key, Dialect: p.s.Dialect, Provider: p.in.Provider, Direction: r.dir,
+				Bytes: r.data, ReceivedAt: r.at,
+			}); perr != nil {
+				return published, stopped(pctx, fmt.Errorf("session %s: %w", p.s.Key, perr))
+			}
+		}
+		if len(recs) > 0 {
+			if ferr := p.in.Pub.Flush(pctx); ferr != nil {
+				return published, stopped(pctx, fmt.Errorf("flush: %w", ferr))
+			}
+			published += uint64(len(recs))
+			p.spool.Commit(pos)
+		}
+		if errors.Is(err, io.EOF) {
+			return published, nil
+		}
+		if err != nil {
+			return published, stopped(pctx, err)
+		}
+	}
+}
+
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return errors.Join(errPumpStopped, err)
+	}
+	return err
+}
