@@ -69,7 +69,7 @@ time. Bad frames (broken JSON, invalid UTF-8, huge lines) are published as they 
 normalizer turns them into error events.
 
 Session keys: file "file:<absolute path>", stdin "stdin:<start time>", exec
-"exec:<command>:<start time>", unless --session names the session of a single input.
+"exec:<command>:<start time>", proxy "proxy:<command>:<start time>", unless --session names the session of a single input.
 Ingesting the same file twice stores nothing new (JetStream's duplicate window).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -82,7 +82,7 @@ Ingesting the same file twice stores nothing new (JetStream's duplicate window).
 	pf.StringVar(&f.dialect, "dialect", "", "dialect of the frames: auto (sniff) or one of "+strings.Join(adapters.KnownDialects(), ", "))
 	pf.StringVar(&f.provider, "provider", "", "attribute the frames to this provider instead of the dialect's")
 	pf.StringVar(&f.session, "session", "", "session key of a single input (default: derived from the source)")
-	cmd.AddCommand(newIngestFileCommand(&f), newIngestStdinCommand(&f), newIngestExecCommand(&f))
+	cmd.AddCommand(newIngestFileCommand(&f), newIngestStdinCommand(&f), newIngestExecCommand(&f), newIngestProxyCommand(&f))
 	return cmd
 }
 
@@ -358,4 +358,78 @@ func exitStatus(code int) int {
 		return ExitError
 	}
 	return code
+}
+
+func newIngestProxyCommand(f *ingestFlags) *cobra.Command {
+	var bufferDir string
+	var bufferMax int64
+	cmd := &cobra.Command{
+		Use:   "proxy --dialect codex-app-server|acp|claude-stream -- CMD [ARG ...]",
+		Short: "Run a stdio agent between the controlling app and ingest both directions",
+		Long: `Launch this instead of the agent: it starts CMD, forwards its standard input, output and
+error byte for byte, and publishes every message of one session keyed
+"proxy:<command>:<start time>" (unless --session) with its direction: "agent" for what CMD
+writes on stdout, "client" for what the app writes to its stdin. Stderr lines and the exit
+status are diagnostic frames as for exec. Publishing never slows the agent: frames go
+through a bounded on-disk buffer (--buffer-dir, --buffer-max) that holds them while NATS is
+away; when it is full, frames are dropped, counted and said on stderr. Signals (SIGINT,
+SIGTERM) are forwarded; proxy exits with CMD's exit code.`,
+		Example: `  agentwire ingest proxy --dialect codex-app-server -- codex app-server
+  agentwire ingest proxy --dialect acp -- cursor-agent acp`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return Usagef("ingest proxy: give the agent to run after -- (see `%s --help`)", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			log := ingestLogger(cmd.ErrOrStderr())
+			switch f.dialect {
+			case "codex-app-server", "acp", "claude-stream":
+			default:
+				return Usagef("ingest proxy: --dialect must be codex-app-server, acp or claude-stream (got %q)", f.dialect)
+			}
+			if bufferMax <= 0 {
+				return Usagef("ingest proxy: --buffer-max must be positive")
+			}
+			p, err := f.validate(log, "ingest proxy", false)
+			if err != nil {
+				return err
+			}
+			env, err := f.connect(ctx, log, p)
+			if err != nil {
+				return fmt.Errorf("ingest proxy: %w", err)
+			}
+			defer env.nc.Close()
+			sigs := make(chan os.Signal, 4)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			res, err := env.in.Proxy(context.WithoutCancel(ctx), ingest.ProxyOptions{
+				Args:      args,
+				Session:   ingest.Session{Key: f.session, Dialect: f.dialect},
+				Stdin:     cmd.InOrStdin(),
+				Stdout:    cmd.OutOrStdout(),
+				Stderr:    cmd.ErrOrStderr(),
+				Signals:   sigs,
+				BufferDir: bufferDir,
+				BufferMax: bufferMax,
+			})
+			if err != nil && res.SessionKey == "" {
+				return fmt.Errorf("ingest proxy %s: %w", filepath.Base(args[0]), err)
+			}
+			if err != nil {
+				// The agent ran: its exit code wins; the loss is on the log.
+				log.Error("ingest proxy: not every frame was stored", "err", err, "left", res.Left, "dropped", res.Dropped)
+			}
+			if res.ExitCode != 0 {
+				return &exitCodeError{code: exitStatus(res.ExitCode)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&bufferDir, "buffer-dir", ingest.DefaultBufferDir(), "directory of the on-disk buffer that holds frames while NATS is away")
+	cmd.Flags().Int64Var(&bufferMax, "buffer-max", ingest.DefaultBufferMax, "bytes the on-disk buffer may hold; frames past it are dropped and counted")
+	cmd.Flags().SetInterspersed(false)
+	return cmd
 }
