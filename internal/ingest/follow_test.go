@@ -1,0 +1,153 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/ingest"
+)
+
+// follower runs Follow until stop is called.
+type follower struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startFollower(t *testing.T, f *fixture, paths ...string) *follower {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	fl := &follower{cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		fl.done <- f.in.Follow(ctx, ingest.FollowOptions{Paths: paths, Dialect: "codex-exec", Poll: 10 * time.Millisecond})
+	}()
+	t.Cleanup(cancel)
+	return fl
+}
+
+func (fl *follower) stop(t *testing.T) {
+	t.Helper()
+	fl.cancel()
+	select {
+	case err := <-fl.done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow did not return after its context ended")
+	}
+}
+
+func frameLines(name string, from, to int) string {
+	s := ""
+	for i := from; i <= to; i++ {
+		s += fmt.Sprintf(`{"type":"item","file":%q,"n":%d}`+"\n", name, i)
+	}
+	return s
+}
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	w, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	require.NoError(t, err)
+	_, err = w.WriteString(s)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+}
+
+// waitRaw waits until RAW holds n messages.
+func (f *fixture) waitRaw(t *testing.T, n uint64) {
+	t.Helper()
+	stream, err := f.js.Stream(t.Context(), bus.RawStream)
+	require.NoError(t, err)
+	var last uint64
+	require.Eventually(t, func() bool {
+		info, err := stream.Info(t.Context())
+		require.NoError(t, err)
+		last = info.State.Msgs
+		return last >= n
+	}, 10*time.Second, 5*time.Millisecond, "RAW holds %d of %d", last, n)
+	time.Sleep(50 * time.Millisecond) // a few more polls: nothing more may come
+	info, err := stream.Info(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, n, info.State.Msgs, "RAW holds more frames than published lines")
+}
+
+func checkFollowed(t *testing.T, f *fixture, want map[string]string) {
+	t.Helper()
+	got := bySession(f.raw(t))
+	require.Len(t, got, len(want))
+	for key, body := range want {
+		msgs := got[key]
+		s := ""
+		for i, m := range msgs {
+			require.Equal(t, strconv.Itoa(i+1), m.header.Get(bus.HeaderOrdinal), key)
+			require.Equal(t, bus.RawMsgID(tenant, key, uint64(i+1)), m.header.Get(bus.HeaderMsgID))
+			s += string(m.data) + "\n"
+		}
+		require.Equal(t, body, s, key)
+	}
+}
+
+func TestFollow(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "sub", "b.jsonl")
+	appendFile(t, a, frameLines("a", 1, 2)+`{"type":"item","partial":`)
+
+	fl := startFollower(t, f, dir)
+	f.waitRaw(t, 2) // not the partial line
+	appendFile(t, a, "true}\n"+frameLines("a", 3, 3))
+	require.NoError(t, os.MkdirAll(filepath.Dir(b), 0o750))
+	appendFile(t, b, frameLines("b", 1, 3))
+	f.waitRaw(t, 7)
+
+	// Kill and restart: lines written meanwhile come once, after the rest.
+	fl.stop(t)
+	appendFile(t, a, "\n   \n"+frameLines("a", 4, 5))
+	appendFile(t, b, frameLines("b", 4, 4))
+	fl = startFollower(t, f, dir)
+	f.waitRaw(t, 10)
+
+	// Truncate a: generation 2 from offset 0.
+	require.NoError(t, os.WriteFile(a, []byte(frameLines("a2", 1, 1)), 0o600))
+	f.waitRaw(t, 11)
+	// Rotate b: moved away, a new file in its place (longer than the old).
+	require.NoError(t, os.Rename(b, b+".1"))
+	require.NoError(t, os.WriteFile(b+".tmp", []byte(frameLines("b2", 1, 8)), 0o600))
+	require.NoError(t, os.Rename(b+".tmp", b))
+	f.waitRaw(t, 19)
+	fl.stop(t)
+
+	// A restart with nothing new publishes nothing.
+	fl = startFollower(t, f, dir)
+	appendFile(t, b, frameLines("b2", 9, 9))
+	f.waitRaw(t, 20)
+	fl.stop(t)
+
+	keyA, keyB := ingest.FileSessionKey(a), ingest.FileSessionKey(b)
+	checkFollowed(t, f, map[string]string{
+		keyA:        frameLines("a", 1, 2) + `{"type":"item","partial":true}` + "\n" + frameLines("a", 3, 5),
+		keyB:        frameLines("b", 1, 4),
+		keyA + "#2": frameLines("a2", 1, 1),
+		keyB + "#2": frameLines("b2", 1, 9),
+	})
+}
+
+func TestFollowFileThatAppearsLater(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	path := filepath.Join(t.TempDir(), "later.jsonl")
+	fl := startFollower(t, f, path)
+	time.Sleep(30 * time.Millisecond)
+	appendFile(t, path, frameLines("x", 1, 2))
+	f.waitRaw(t, 2)
+	fl.stop(t)
+	checkFollowed(t, f, map[string]string{ingest.FileSessionKey(path): frameLines("x", 1, 2)})
+}
