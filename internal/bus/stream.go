@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -120,21 +121,63 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Layout, e
 		},
 	}
 	for _, sc := range streams {
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
-			return nil, fmt.Errorf("apply stream %s: %w", sc.Name, err)
+		if err := applyStream(ctx, js, sc); err != nil {
+			return nil, err
 		}
 	}
-	if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: RawObjects, Description: "agentwire: frames larger than a message", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
-	}); err != nil {
-		return nil, fmt.Errorf("apply object store %s: %w", RawObjects, err)
+	// Existing buckets are left alone, for the same reason as streams.
+	if _, err := js.ObjectStore(ctx, RawObjects); err != nil {
+		if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: RawObjects, Description: "agentwire: frames larger than a message", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
+		}); err != nil {
+			return nil, fmt.Errorf("apply object store %s: %w", RawObjects, err)
+		}
 	}
-	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: StateBucket, Description: "agentwire: normalizer adapter state per session", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
-	}); err != nil {
-		return nil, fmt.Errorf("apply bucket %s: %w", StateBucket, err)
+	if _, err := js.KeyValue(ctx, StateBucket); err != nil {
+		if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: StateBucket, Description: "agentwire: normalizer adapter state per session", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
+		}); err != nil {
+			return nil, fmt.Errorf("apply bucket %s: %w", StateBucket, err)
+		}
 	}
 	return &Layout{Config: cfg, JS: js}, nil
+}
+
+// applyStream creates the stream, or updates it when its configuration
+// differs in what agentwire sets. Services start concurrently, and leaving
+// an up-to-date stream alone keeps them from racing stream updates against
+// each other's consumer creation (which nats-server 2.15 does not guard).
+func applyStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) error {
+	s, err := js.Stream(ctx, want.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if _, err := js.CreateStream(ctx, want); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return fmt.Errorf("create stream %s: %w", want.Name, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", want.Name, err)
+	}
+	if sameStream(s.CachedInfo().Config, want) {
+		return nil
+	}
+	if _, err := js.UpdateStream(ctx, want); err != nil {
+		return fmt.Errorf("update stream %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+func sameStream(have, want jetstream.StreamConfig) bool {
+	if !slices.Equal(have.Subjects, want.Subjects) || have.MaxAge != want.MaxAge || have.Replicas != want.Replicas ||
+		have.Description != want.Description || (want.Duplicates != 0 && have.Duplicates != want.Duplicates) {
+		return false
+	}
+	for k, v := range want.Metadata {
+		if have.Metadata[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // NormalizeConsumer creates or updates the durable consumer of partition p
