@@ -6,7 +6,7 @@ MAKEFLAGS += --no-builtin-rules --warn-undefined-variables
 
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := bin/golangci-lint
-FUZZTIME ?= 30s
+FUZZTIME ?= 1m
 # ONLY limits `make record` to some recorders: make record ONLY=codex,claude
 ONLY ?=
 
@@ -56,7 +56,7 @@ test/short: ## Tests without the race detector
 bench: ## Benchmarks
 	$(ENSURE_DB); go test -run='^$$' -bench=. -benchmem ./...
 
-fuzz: ## Run every fuzz target for FUZZTIME (default 30s) each
+fuzz: ## Run every fuzz target for FUZZTIME (default 1m) each
 	go test -list '^Fuzz' ./... | awk '/^Fuzz/ {names = names " " $$0} /^ok / {if (names != "") print $$2 names; names = ""}' | \
 	while read -r pkg targets; do \
 		for target in $$targets; do \
