@@ -82,7 +82,8 @@ Ingesting the same file twice stores nothing new (JetStream's duplicate window).
 	pf.StringVar(&f.dialect, "dialect", "", "dialect of the frames: auto (sniff) or one of "+strings.Join(adapters.KnownDialects(), ", "))
 	pf.StringVar(&f.provider, "provider", "", "attribute the frames to this provider instead of the dialect's")
 	pf.StringVar(&f.session, "session", "", "session key of a single input (default: derived from the source)")
-	cmd.AddCommand(newIngestFileCommand(&f), newIngestStdinCommand(&f), newIngestExecCommand(&f), newIngestProxyCommand(&f))
+	cmd.AddCommand(newIngestFileCommand(&f), newIngestStdinCommand(&f), newIngestExecCommand(&f), newIngestProxyCommand(&f),
+		newIngestServeCommand(&f), newIngestTokenHashCommand())
 	return cmd
 }
 
@@ -155,7 +156,8 @@ func isTerminal(w io.Writer) bool {
 }
 
 func newIngestFileCommand(f *ingestFlags) *cobra.Command {
-	return &cobra.Command{
+	var ff followFlags
+	cmd := &cobra.Command{
 		Use:   "file [PATH ...]",
 		Short: "Ingest session files and directories (default: the agent CLIs' own logs)",
 		Long: `Ingest files, each one session keyed "file:<absolute path>". A directory is walked
@@ -170,6 +172,9 @@ Without PATH, the default log locations that exist are read: ~/.claude/projects
   agentwire ingest file --dialect codex-exec run.jsonl
   agentwire ingest file        # ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
+			if ff.follow {
+				return ff.run(cmd, f, paths)
+			}
 			ctx := cmd.Context()
 			stderr := cmd.ErrOrStderr()
 			log := ingestLogger(stderr)
@@ -217,6 +222,8 @@ Without PATH, the default log locations that exist are read: ~/.claude/projects
 			return nil
 		},
 	}
+	ff.register(cmd)
+	return cmd
 }
 
 // defaultInputs finds the files of the default log locations.
