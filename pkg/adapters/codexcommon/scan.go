@@ -181,8 +181,9 @@ func isNull(v []byte) bool { return string(v) == "null" }
 
 // Members returns the members of a JSON object whose value is not null,
 // leaving out the keys named in skip: session.configured and
-// thread.metadata.updated values must be present. raw is valid JSON (a
-// member of a decoded document) or empty.
+// thread.metadata.updated values must be present. A member with an empty
+// name is left out too: canonical map keys are never empty (it stays in
+// raw). raw is valid JSON (a member of a decoded document) or empty.
 func Members(raw json.RawMessage, skip ...string) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
 	plain := true
@@ -191,7 +192,7 @@ func Members(raw json.RawMessage, skip ...string) map[string]json.RawMessage {
 			plain = false
 			return false
 		}
-		if isNull(v) || slicesContains(skip, string(k)) {
+		if isNull(v) || len(k) == 0 || slicesContains(skip, string(k)) {
 			delete(out, string(k))
 			return true
 		}
@@ -209,7 +210,7 @@ func membersSlow(raw json.RawMessage, skip ...string) map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &m)
 	out := make(map[string]json.RawMessage, len(m))
 	for k, v := range m {
-		if len(v) == 0 || isNull(v) || slicesContains(skip, k) {
+		if len(v) == 0 || isNull(v) || k == "" || slicesContains(skip, k) {
 			continue
 		}
 		out[k] = v
