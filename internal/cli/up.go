@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/embedded"
+	"github.com/agentwire/agentwire/internal/ingest"
 )
 
 func newUpCommand() *cobra.Command {
@@ -17,6 +21,8 @@ func newUpCommand() *cobra.Command {
 		db      databaseFlags
 		listen  string
 		dataDir string
+		httpAt  string
+		tokens  string
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -68,6 +74,13 @@ With --nats-url, use that NATS server instead of an embedded one.`,
 				return err
 			}
 			defer stopProjector()
+			if httpAt != "" {
+				stopHTTP, err := startHTTPIngest(ctx, layout, httpAt, tokens, log.With("component", "http"))
+				if err != nil {
+					return err
+				}
+				defer stopHTTP()
+			}
 			return runNormalizer(ctx, nc, layout, &f, log.With("component", "normalize"))
 		},
 	}
@@ -75,5 +88,36 @@ With --nats-url, use that NATS server instead of an embedded one.`,
 	db.register(cmd)
 	cmd.Flags().StringVar(&listen, "nats-listen", "127.0.0.1:4222", "address of the embedded NATS server")
 	cmd.Flags().StringVar(&dataDir, "data-dir", ".agentwire", "directory of the embedded JetStream store")
+	cmd.Flags().StringVar(&httpAt, "http-listen", "", "also accept frames over HTTP (POST /v1/frames) on this address")
+	cmd.Flags().StringVar(&tokens, "http-tokens", "", `bearer tokens of --http-listen: one "TENANT SHA256-HEX" a line`)
 	return cmd
+}
+
+// startHTTPIngest runs the HTTP ingest endpoint beside the pipeline until
+// ctx ends; the returned func waits for it to stop.
+func startHTTPIngest(ctx context.Context, layout *bus.Layout, addr, tokensFile string, log *slog.Logger) (func(), error) {
+	if tokensFile == "" {
+		return nil, Usagef("--http-listen needs --http-tokens FILE (lines \"TENANT SHA256-HEX\"; see `agentwire ingest token-hash`)")
+	}
+	tokens, err := ingest.LoadTokens(tokensFile)
+	if err != nil {
+		return nil, Usagef("--http-tokens: %v", err)
+	}
+	h := ingest.NewHTTPServer(ingest.HTTPOptions{Layout: layout, Tokens: tokens, Log: log})
+	listening := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := ingest.ListenAndServe(ctx, addr, h, func(a net.Addr) {
+			log.Info("serving POST /v1/frames", "addr", a.String(), "tokens", tokens.Len())
+			listening <- nil
+		})
+		if err != nil {
+			listening <- err
+		}
+	}()
+	if err := <-listening; err != nil {
+		return nil, Usagef("--http-listen: %v; pass another address", err)
+	}
+	return func() { <-done }, nil
 }
