@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -404,16 +405,37 @@ SIGTERM) are forwarded; proxy exits with CMD's exit code.`,
 			if err != nil {
 				return err
 			}
-			env, err := f.connect(ctx, log, p)
-			if err != nil {
-				return fmt.Errorf("ingest proxy: %w", err)
+			// The agent must start whether or not NATS answers: the proxy
+			// connects from its publishing goroutine, frames wait in the
+			// buffer meanwhile.
+			var (
+				connMu sync.Mutex
+				env    *ingestEnv
+			)
+			defer func() {
+				connMu.Lock()
+				defer connMu.Unlock()
+				if env != nil {
+					env.nc.Close()
+				}
+			}()
+			in := &ingest.Ingester{Log: log, Provider: p}
+			connect := func(ctx context.Context) (*ingest.Publisher, error) {
+				e, err := f.connect(ctx, log, p)
+				if err != nil {
+					return nil, err
+				}
+				connMu.Lock()
+				env = e
+				connMu.Unlock()
+				return e.in.Pub, nil
 			}
-			defer env.nc.Close()
 			sigs := make(chan os.Signal, 4)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			defer signal.Stop(sigs)
-			res, err := env.in.Proxy(context.WithoutCancel(ctx), ingest.ProxyOptions{
+			res, err := in.Proxy(context.WithoutCancel(ctx), ingest.ProxyOptions{
 				Args:      args,
+				Connect:   connect,
 				Session:   ingest.Session{Key: f.session, Dialect: f.dialect},
 				Stdin:     cmd.InOrStdin(),
 				Stdout:    cmd.OutOrStdout(),

@@ -42,6 +42,11 @@ func DefaultBufferDir() string {
 type ProxyOptions struct {
 	// Args is the agent command and its arguments.
 	Args []string
+	// Connect, when the Ingester has no Publisher yet, connects to NATS
+	// from the publishing goroutine, retried until it succeeds: the agent
+	// starts at once and its frames wait in the buffer while NATS is away,
+	// at launch as later.
+	Connect func(ctx context.Context) (*Publisher, error)
 	// Session is the session of its frames (Key "" means ProxySessionKey).
 	Session Session
 	// Stdin is what the controlling app writes to the agent.
@@ -377,6 +382,28 @@ func (p *proxy) pump(ctx context.Context, stop <-chan struct{}) (uint64, error) 
 		}
 	}()
 	var published uint64
+	if p.in.Pub == nil {
+		if p.opts.Connect == nil {
+			return 0, errors.New("proxy: no publisher and no way to connect")
+		}
+		backoff := 250 * time.Millisecond
+		for {
+			pub, err := p.opts.Connect(pctx)
+			if err == nil {
+				p.in.Pub = pub
+				break
+			}
+			if pctx.Err() != nil {
+				return 0, stopped(pctx, err)
+			}
+			p.in.Log.Warn("NATS is not reachable; the agent runs and its frames wait in the buffer", "err", err)
+			select {
+			case <-time.After(backoff):
+			case <-pctx.Done():
+			}
+			backoff = min(2*backoff, 5*time.Second)
+		}
+	}
 	for {
 		recs, pos, err := p.spool.Next(stop, 512)
 		for _, r := range recs {
