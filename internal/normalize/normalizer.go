@@ -138,8 +138,17 @@ func collect(ch <-chan error) []error {
 // partition need no locks and are mapped strictly in turn.
 func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer) error {
 	w := &partitionWorker{n: n, p: p, sessions: newSessionCache(n.cfg.SessionsPerPartition)}
+	// A fetch returns when its batch is full or its wait is over. An idle
+	// partition asks for one frame and waits long, so the first frame of a
+	// burst is mapped as soon as it lands; then it asks for whole batches
+	// with a short wait, so a trickle is not held back a second per batch.
+	idle := true
 	for ctx.Err() == nil {
-		batch, err := c.Fetch(n.cfg.BatchSize, jetstream.FetchMaxWait(time.Second), jetstream.FetchPriorityGroup(bus.NormalizeGroup))
+		size, wait := n.cfg.BatchSize, 20*time.Millisecond
+		if idle {
+			size, wait = 1, time.Second
+		}
+		batch, err := c.Fetch(size, jetstream.FetchMaxWait(wait), jetstream.FetchPriorityGroup(bus.NormalizeGroup))
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil //nolint:nilerr // shutting down: a failed fetch is expected
@@ -155,7 +164,8 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && len(msgs) == 0 {
 			n.log.Debug("fetch ended with an error", "partition", p, "err", err)
 		}
-		if len(msgs) == 0 {
+		idle = len(msgs) == 0
+		if idle {
 			continue
 		}
 		// The batch is finished even when ctx is cancelled meanwhile, so
@@ -178,6 +188,8 @@ type partitionWorker struct {
 	n        *Normalizer
 	p        int
 	sessions *sessionCache
+	// prefetched holds the saved states the current batch needs (prefetch).
+	prefetched map[string]loaded
 }
 
 type pendingEvent struct {
@@ -194,6 +206,8 @@ func (w *partitionWorker) process(ctx context.Context, msgs []jetstream.Msg) err
 		toAck     []jetstream.Msg
 		dirty     = map[string]*sessionEntry{}
 	)
+	w.prefetch(ctx, msgs)
+	defer clear(w.prefetched)
 	emit := func(msg *nats.Msg) {
 		ack, err := n.layout.JS.PublishMsgAsync(msg)
 		published = append(published, pendingEvent{msg: msg, ack: ack})
@@ -249,10 +263,8 @@ func (w *partitionWorker) process(ctx context.Context, msgs []jetstream.Msg) err
 			return err
 		}
 	}
-	for _, s := range dirty {
-		if err := n.save(ctx, s); err != nil {
-			return err
-		}
+	if err := n.saveAll(ctx, dirty); err != nil {
+		return err
 	}
 	for _, m := range toAck {
 		if err := m.Ack(); err != nil {

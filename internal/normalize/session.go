@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -52,7 +53,12 @@ func (w *partitionWorker) session(ctx context.Context, meta frameMeta) (*session
 		return nil, err
 	}
 	s := &sessionEntry{key: key, session: a.NewSession(meta.provider)}
-	entry, err := w.n.kv.Get(ctx, key)
+	var entry jetstream.KeyValueEntry
+	if got, ok := w.prefetched[key]; ok {
+		entry, err = got.entry, got.err
+	} else {
+		entry, err = w.n.kv.Get(ctx, key)
+	}
 	switch {
 	case err == nil:
 		var st savedState
@@ -77,6 +83,48 @@ func (w *partitionWorker) session(ctx context.Context, meta frameMeta) (*session
 	}
 	w.sessions.put(s)
 	return s, nil
+}
+
+type loaded struct {
+	entry jetstream.KeyValueEntry
+	err   error
+}
+
+// prefetch loads, concurrently, the saved state of every session of the
+// batch that is not in memory: a batch of many new or cold sessions would
+// otherwise wait for one bucket round trip per session in turn.
+func (w *partitionWorker) prefetch(ctx context.Context, msgs []jetstream.Msg) {
+	w.prefetched = map[string]loaded{}
+	var keys []string
+	for _, m := range msgs {
+		h := m.Headers()
+		key := stateKey(h.Get(bus.HeaderTenant), h.Get(bus.HeaderSessionKey))
+		if _, seen := w.prefetched[key]; seen || w.sessions.get(key) != nil {
+			continue
+		}
+		w.prefetched[key] = loaded{}
+		keys = append(keys, key)
+	}
+	if len(keys) < 2 {
+		clear(w.prefetched)
+		return
+	}
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, 32)
+	)
+	for _, key := range keys {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			e, err := w.n.kv.Get(ctx, key)
+			mu.Lock()
+			w.prefetched[key] = loaded{entry: e, err: err}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
 }
 
 // rawFrame is a frame read back from RAW.
@@ -135,25 +183,70 @@ func (w *partitionWorker) readSession(ctx context.Context, meta frameMeta, after
 	return out, nil
 }
 
-func (n *Normalizer) save(ctx context.Context, s *sessionEntry) error {
+// saveAll saves the state of every session a batch touched. A key-value
+// put is a publish to the bucket's stream: the puts go out together and
+// their acks are awaited together, so a batch of many short sessions costs
+// one round trip, not one per session. A put that fails is retried alone.
+func (n *Normalizer) saveAll(ctx context.Context, dirty map[string]*sessionEntry) error {
+	type put struct {
+		s   *sessionEntry
+		b   []byte
+		ack jetstream.PubAckFuture
+	}
+	puts := make([]put, 0, len(dirty))
+	for _, s := range dirty {
+		b, err := encodeState(s)
+		if err != nil {
+			return err
+		}
+		ack, err := n.layout.JS.PublishAsync("$KV."+bus.StateBucket+"."+s.key, b)
+		if err != nil {
+			ack = nil
+		}
+		puts = append(puts, put{s: s, b: b, ack: ack})
+	}
+	for _, p := range puts {
+		if p.ack != nil {
+			select {
+			case <-p.ack.Ok():
+				continue
+			case err := <-p.ack.Err():
+				n.log.Debug("saving state failed; retrying", "err", err)
+			case <-time.After(30 * time.Second):
+			}
+		}
+		if err := n.put(ctx, p.s.key, p.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func encodeState(s *sessionEntry) ([]byte, error) {
 	snap, err := s.session.Snapshot()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b, err := json.Marshal(savedState{Last: s.last, Seq: s.seq, Adapter: snap})
 	if err != nil {
-		return fmt.Errorf("save state: %w", err)
+		return nil, fmt.Errorf("save state: %w", err)
 	}
+	return b, nil
+}
+
+// put saves one state, retrying with backoff.
+func (n *Normalizer) put(ctx context.Context, key string, b []byte) error {
+	var err error
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err = n.kv.Put(pctx, s.key, b)
+		_, err = n.kv.Put(pctx, key, b)
 		cancel()
 		if err == nil {
 			return nil
 		}
 		if attempt >= 50 {
-			return fmt.Errorf("save state of %s after %d attempts: %w", s.key, attempt, err)
+			return fmt.Errorf("save state of %s after %d attempts: %w", key, attempt, err)
 		}
 		n.log.Debug("saving state failed; retrying", "attempt", attempt, "err", err)
 		sleep(ctx, backoff)
