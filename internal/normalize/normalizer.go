@@ -142,7 +142,7 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 	// partition asks for one frame and waits long, so the first frame of a
 	// burst is mapped as soon as it lands; then it asks for whole batches
 	// with a short wait, so a trickle is not held back a second per batch.
-	idle := true
+	idle, received := true, false
 	for ctx.Err() == nil {
 		size, wait := n.cfg.BatchSize, 20*time.Millisecond
 		if idle {
@@ -151,7 +151,7 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 		batch, err := c.Fetch(size, jetstream.FetchMaxWait(wait), jetstream.FetchPriorityGroup(bus.NormalizeGroup))
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil //nolint:nilerr // shutting down: a failed fetch is expected
+				break // shutting down: a failed fetch is expected
 			}
 			n.log.Debug("fetch failed; retrying", "partition", p, "err", err)
 			sleep(ctx, 250*time.Millisecond)
@@ -168,10 +168,23 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 		if idle {
 			continue
 		}
+		received = true
 		// The batch is finished even when ctx is cancelled meanwhile, so
 		// that a shutdown acks what it has stored.
 		if err := w.process(context.WithoutCancel(ctx), msgs); err != nil {
 			return err
+		}
+	}
+	// A worker that stops cleanly hands its partition over at once rather
+	// than leave it pinned to a client that is gone until PinnedTTL runs
+	// out (a restart would stall every partition that long). Only a worker
+	// that has received frames is likely the pinned one; unpinning another
+	// merely moves the partition, which ordinals make safe.
+	if received {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if err := n.raw.UnpinConsumer(uctx, "normalize-"+bus.PartitionToken(p), bus.NormalizeGroup); err != nil {
+			n.log.Debug("unpin on shutdown", "partition", p, "err", err)
 		}
 	}
 	return nil
