@@ -32,7 +32,7 @@ func New(parent, name string) (*Box, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Box{Root: root, Home: filepath.Join(root, "home"), Work: filepath.Join(root, "work")}
+	b := &Box{Root: root, Home: filepath.Join(root, "home"), Work: filepath.Join(root, "project")}
 	for _, d := range []string{b.Home, b.Work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
