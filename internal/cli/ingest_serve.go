@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -60,6 +59,16 @@ The tokens file holds one "TENANT SHA256-HEX" a line (# comments); hash a token 
 			if tokens.Len() == 0 {
 				log.Warn("the tokens file holds no token: every request will get 401", "file", tokensFile)
 			}
+			// Listened on before connecting: a taken address is a mistake
+			// on the command line, said at once whether or not NATS answers.
+			ln, err := ingest.Listen(ctx, addr)
+			if errors.Is(err, ingest.ErrAddrInUse) {
+				return Usagef("ingest serve: %v; pass --http 127.0.0.1:<free port>, or --http 127.0.0.1:0 to take any (the address is logged)", err)
+			}
+			if err != nil {
+				return Usagef("ingest serve: --http: %v", err)
+			}
+			defer func() { _ = ln.Close() }() // Serve closes it too; this covers the early returns
 			nc, js, err := bus.Connect(ctx, f.natsURL, "agentwire-ingest-http", log)
 			if err != nil {
 				return fmt.Errorf("ingest serve: %w", err)
@@ -70,17 +79,16 @@ The tokens file holds one "TENANT SHA256-HEX" a line (# comments); hash a token 
 				return fmt.Errorf("ingest serve: apply the JetStream layout: %w", err)
 			}
 			h := ingest.NewHTTPServer(ingest.HTTPOptions{Layout: layout, Tokens: tokens, MaxBody: maxBody, Log: log})
-			err = ingest.ListenAndServe(ctx, addr, h, func(a net.Addr) {
-				log.Info("serving POST /v1/frames", "addr", a.String(), "tokens", tokens.Len(), "max_body", maxBody)
-			})
-			if err != nil {
+			log.Info("serving POST /v1/frames", "addr", ln.Addr().String(), "tokens", tokens.Len(), "max_body", maxBody)
+			if err := ingest.Serve(ctx, ln, h); err != nil {
 				return fmt.Errorf("ingest serve: %w", err)
 			}
+			log.Info("stopped serving", "addr", ln.Addr().String())
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&addr, "http", "", "address to listen on, e.g. :8080 or 127.0.0.1:8080")
+	fl.StringVar(&addr, "http", "", "address to listen on, e.g. :8080 or 127.0.0.1:8080 (port 0 takes a free one, logged)")
 	fl.StringVar(&tokensFile, "tokens", "", `bearer tokens: one "TENANT SHA256-HEX" a line`)
 	fl.Int64Var(&maxBody, "max-body", ingest.DefaultMaxBody, "largest request body, in bytes (413 past it)")
 	return cmd

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -352,28 +353,39 @@ func writeJSON(w http.ResponseWriter, code int, v FramesResponse) {
 	_ = json.NewEncoder(w).Encode(v) //nolint:errchkjson // the client may be gone
 }
 
-// ListenAndServe serves h on addr until ctx ends, then shuts down,
-// letting requests in flight finish for a few seconds. ready, when not
-// nil, gets the address listened on.
-func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func(net.Addr)) error {
+// ErrAddrInUse is wrapped by Listen when the address is taken.
+var ErrAddrInUse = errors.New("address in use")
+
+// Listen listens on addr (host:port; port 0 picks a free one, which the
+// listener's Addr tells) for Serve.
+func Listen(ctx context.Context, addr string) (net.Listener, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// Said apart from other failures so that the command can name the
+		// flag that picks another address.
+		return nil, fmt.Errorf("%s is taken (another agentwire?): %w", addr, ErrAddrInUse)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Serve serves h on ln until ctx ends, then shuts down: ln is closed at
+// once, and requests in flight get a few seconds to finish (their
+// context is not canceled with ctx, so frames being stored are stored).
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	if ready != nil {
-		ready(ln.Addr())
-	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return err
+		return fmt.Errorf("serve HTTP on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -382,7 +394,20 @@ func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func
 		return fmt.Errorf("shut down the HTTP server: %w", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+		return fmt.Errorf("serve HTTP on %s: %w", ln.Addr(), err)
 	}
 	return nil
+}
+
+// ListenAndServe is Listen, then Serve until ctx ends. ready, when not
+// nil, gets the address listened on before the first request is served.
+func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func(net.Addr)) error {
+	ln, err := Listen(ctx, addr)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	return Serve(ctx, ln, h)
 }
