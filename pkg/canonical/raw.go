@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/agentwire/agentwire/internal/jsonscan"
 )
 
 // RawEncoding says how Raw.Payload holds the frame's bytes.
@@ -101,10 +103,15 @@ type Raw struct {
 // 10000 levels) could not read the event that embeds it.
 func NewRaw(source, method, messageType string, frame []byte) Raw {
 	r := Raw{Source: source, Method: method, MessageType: messageType}
+	utf8OK := utf8.Valid(frame)
+	if utf8OK {
+		if info := jsonscan.Check(frame); info.Valid && info.Compact && info.Depth <= MaxRawJSONDepth {
+			r.Payload = bytes.Clone(frame)
+			return r
+		}
+	}
 	switch {
-	case utf8.Valid(frame) && jsonDepth(frame) <= MaxRawJSONDepth && isCompactJSON(frame):
-		r.Payload = bytes.Clone(frame)
-	case utf8.Valid(frame):
+	case utf8OK:
 		r.Payload = mustString(string(frame))
 		r.Encoding = RawText
 	default:
@@ -141,55 +148,6 @@ func (r Raw) Frame() ([]byte, error) {
 
 // MaxRawJSONDepth is the deepest nesting of a frame kept as inline JSON.
 const MaxRawJSONDepth = 512
-
-// jsonDepth returns the deepest nesting of arrays and objects in b, not
-// counting brackets inside strings; b need not be valid JSON.
-func jsonDepth(b []byte) int {
-	depth, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			switch c {
-			case '\\':
-				escaped = true
-			case '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			depth++
-			deepest = max(deepest, depth)
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	return deepest
-}
-
-// isCompactJSON reports valid JSON that json.Compact would leave as it is:
-// no whitespace outside strings (Compact removes nothing else).
-func isCompactJSON(b []byte) bool {
-	if !json.Valid(b) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			return false
-		case '"':
-			// Skip the string: valid JSON, so it ends at an unescaped quote.
-			for i++; b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		}
-	}
-	return true
-}
 
 // mustString encodes s as a JSON string without HTML escaping; encoding a
 // Go string cannot fail.

@@ -102,5 +102,7 @@ func TestRawKeepsDeepJSONAsText(t *testing.T) {
 	require.Equal(t, RawText, r.Encoding, "a decoder could not read the event otherwise")
 	ok := strings.Repeat(`{"a":`, 100) + `"[[[[\"]]"` + strings.Repeat("}", 100)
 	require.Equal(t, RawJSON, NewRaw("s", "", "", []byte(ok)).Encoding)
-	require.Equal(t, 3, jsonDepth([]byte(`{"a":[{"b":"]]]][[[[{{"}]}`)))
+	atLimit := strings.Repeat("[", MaxRawJSONDepth) + strings.Repeat("]", MaxRawJSONDepth)
+	require.Equal(t, RawJSON, NewRaw("s", "", "", []byte(atLimit)).Encoding)
+	require.Equal(t, RawText, NewRaw("s", "", "", []byte("["+atLimit+"]")).Encoding, "one level past the limit")
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -180,12 +181,12 @@ type frame struct {
 // mapped).
 func paramsHead(params json.RawMessage) (sid string, update json.RawMessage, tag string) {
 	if s, u, ok := members(params, "sessionId", "update"); ok {
-		if sid, ok = stringValue(s); ok {
+		if sid, ok = jsonscan.String(s); ok {
 			if u == nil {
 				return sid, nil, ""
 			}
 			if t, _, ok := members(u, "sessionUpdate", "sessionUpdate"); ok {
-				if tag, ok = stringValue(t); ok {
+				if tag, ok = jsonscan.String(t); ok {
 					return sid, u, tag
 				}
 			}
@@ -269,7 +270,7 @@ var messageMembers = []string{"id", "method", "params", "result", "error"}
 // members are of the types message has; ok is false for any other frame,
 // which decode reads the long way (and reports as it reports them).
 func scanMessage(f adapter.Frame) (message, adapter.Direction, bool) {
-	if !json.Valid(f.Bytes) {
+	if !jsonscan.Valid(f.Bytes) {
 		return message{}, "", false
 	}
 	raw, dir := f.Bytes, f.Direction
@@ -281,7 +282,7 @@ func scanMessage(f adapter.Frame) (message, adapter.Direction, bool) {
 		if !ok || d == nil || msg == nil {
 			return message{}, "", false
 		}
-		s, ok := stringValue(d)
+		s, ok := jsonscan.String(d)
 		if !ok || (s != string(adapter.FromAgent) && s != string(adapter.FromClient)) {
 			return message{}, "", false
 		}
@@ -291,10 +292,10 @@ func scanMessage(f adapter.Frame) (message, adapter.Direction, bool) {
 	// the caller's buffer, as decoded RawMessages do not.
 	raw = bytes.Clone(raw)
 	var v [5][]byte
-	if !membersOf(raw, messageMembers, v[:]) {
+	if !jsonscan.Fields(raw, messageMembers, v[:]) {
 		return message{}, "", false
 	}
-	method, ok := stringValue(v[1])
+	method, ok := jsonscan.String(v[1])
 	if !ok {
 		return message{}, "", false
 	}
@@ -395,7 +396,7 @@ func stopReason(result json.RawMessage) (string, bool) {
 		if v == nil || string(v) == "null" {
 			return "", false
 		}
-		if s, ok := stringValue(v); ok {
+		if s, ok := jsonscan.String(v); ok {
 			return s, true
 		}
 	}
@@ -561,13 +562,19 @@ func present(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" 
 func configOf(obj json.RawMessage, names ...string) map[string]json.RawMessage {
 	// What decoding obj into a map gives: the last member of each name.
 	found := map[string]json.RawMessage{}
-	if eachMember(obj, func(key, val []byte) {
+	plain := true
+	if jsonscan.EachMember(obj, func(key, val []byte) bool {
+		if bytes.IndexByte(key, '\\') >= 0 {
+			plain = false
+			return false
+		}
 		for _, n := range names {
 			if string(key) == n {
 				found[n] = val
 			}
 		}
-	}) {
+		return true
+	}) && plain {
 		for n, v := range found {
 			if !present(v) {
 				delete(found, n)

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/agentwire/agentwire/pkg/adapters/claudestream"
+	"github.com/agentwire/agentwire/internal/jsonscan"
 )
 
 // lineFields are the members of line, in its order.
@@ -16,18 +16,18 @@ var lineFields = []string{
 }
 
 // scanLine decodes a session-log line as json.Unmarshal into line does, by
-// one validation and a scan (claudestream.ScanFields) rather than a decode
+// one validation and a scan (jsonscan.Fields) rather than a decode
 // that validates every raw member again; ok is false for a line it cannot
 // read exactly so (invalid JSON, members of other types), which Map then
 // decodes with encoding/json. The raw members are slices of a copy of the
 // line, as decoded ones are copies.
 func scanLine(b []byte) (line, bool) {
-	if !json.Valid(b) {
+	if !jsonscan.Valid(b) {
 		return line{}, false
 	}
 	c := bytes.Clone(b)
 	var v [25][]byte
-	if !claudestream.ScanFields(c, lineFields, v[:]) {
+	if !jsonscan.Fields(c, lineFields, v[:]) {
 		return line{}, false
 	}
 	var l line
@@ -36,7 +36,7 @@ func scanLine(b []byte) (line, bool) {
 		if p == nil {
 			continue
 		}
-		s, ok := claudestream.ScanString(v[i])
+		s, ok := jsonscan.String(v[i])
 		if !ok {
 			return line{}, false
 		}
@@ -47,7 +47,7 @@ func scanLine(b []byte) (line, bool) {
 		if p == nil {
 			continue
 		}
-		x, ok := claudestream.ScanBool(v[i])
+		x, ok := jsonscan.Bool(v[i])
 		if !ok {
 			return line{}, false
 		}

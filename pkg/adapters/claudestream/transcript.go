@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -134,7 +135,7 @@ func (m Message) Blocks() ([]Block, []json.RawMessage, error) {
 		}
 		return []Block{{Type: "text", Text: s}}, []json.RawMessage{c}, nil
 	}
-	raws, ok := scanElements(c)
+	raws, ok := jsonscan.Elements(c)
 	if !ok {
 		if err := json.Unmarshal(c, &raws); err != nil {
 			return nil, nil, err
@@ -819,9 +820,10 @@ func ConfigOf(raw json.RawMessage, drop ...string) map[string]json.RawMessage {
 	c := bytes.Clone(raw)
 	out := map[string]json.RawMessage{}
 	plain := true
-	if eachMember(c, func(key, val []byte) {
-		plain = plain && utf8.Valid(key)
+	if jsonscan.EachMember(c, func(key, val []byte) bool {
+		plain = plain && utf8.Valid(key) && bytes.IndexByte(key, '\\') < 0
 		out[string(key)] = val
+		return plain
 	}) && plain {
 		for _, d := range drop {
 			delete(out, d)

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
 	"github.com/agentwire/agentwire/pkg/canonical"
@@ -161,8 +162,8 @@ var tapMembers = [...]string{"dir", "msg"}
 func decodeTap(trimmed []byte) (message, adapter.Direction, bool) {
 	var seen [len(tapMembers)]bool
 	plain := true
-	if !codexcommon.EachMember(trimmed, func(k, _ []byte) bool {
-		if !codexcommon.PlainKey(k) {
+	if !jsonscan.EachMember(trimmed, func(k, _ []byte) bool {
+		if !jsonscan.PlainKey(k) {
 			plain = false
 			return false
 		}
@@ -266,7 +267,7 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 			msgType = "error"
 		}
 	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, codexcommon.RawOf(source, m.Method, msgType, f.Bytes))
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(source, m.Method, msgType, f.Bytes))
 	if m.EmittedAtMs != nil && *m.EmittedAtMs > 0 && *m.EmittedAtMs < 1<<50 {
 		em.SetTime(time.UnixMilli(*m.EmittedAtMs).UTC())
 	}
@@ -303,8 +304,8 @@ var idMembers = [...]string{"threadId", "turnId", "itemId", "thread", "turn"}
 func (p *ids) scan(params []byte) bool {
 	var seen [len(idMembers)]bool
 	ok := true
-	if !codexcommon.EachMember(params, func(k, v []byte) bool {
-		if !codexcommon.PlainKey(k) {
+	if !jsonscan.EachMember(params, func(k, v []byte) bool {
+		if !jsonscan.PlainKey(k) {
 			ok = false
 			return false
 		}
@@ -336,7 +337,7 @@ func (p *ids) scan(params []byte) bool {
 				}
 				continue
 			}
-			if len(v) < 2 || v[0] != '"' || !codexcommon.PlainKey(v[1:len(v)-1]) {
+			if len(v) < 2 || v[0] != '"' || !jsonscan.PlainKey(v[1:len(v)-1]) {
 				ok = false
 				return false
 			}

@@ -111,7 +111,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		}
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
 	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, codexcommon.RawOf(rawSource, "", ev.Type, f.Bytes))
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(rawSource, "", ev.Type, f.Bytes))
 	ids := em.IDs()
 	env := canonical.Event{TurnID: st.Turn}
 	if st.Thread != "" {

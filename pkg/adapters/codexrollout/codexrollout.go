@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
 	"github.com/agentwire/agentwire/pkg/canonical"
@@ -98,7 +99,7 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 		return adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err)
 	}
 	l, e, r, derr, kind := d.line, d.ev, d.resp, d.err, d.kind
-	raw := codexcommon.RawOf(rawSource, "", strings.TrimPrefix(kind, "response_item:"), f.Bytes)
+	raw := canonical.NewRaw(rawSource, "", strings.TrimPrefix(kind, "response_item:"), f.Bytes)
 	if d.at >= 0 {
 		// The payload is a span of the frame: share the Raw's copy of it.
 		end := d.at + len(l.Payload)
@@ -175,8 +176,8 @@ func decodeFast(b []byte) (decoded, bool) {
 	var span [len(lineMembers)][2]int
 	var seen [len(lineMembers)]bool
 	ok := true
-	if !codexcommon.EachMemberAt(b, func(k []byte, start, end int) bool {
-		if !codexcommon.PlainKey(k) {
+	if !jsonscan.EachMemberAt(b, func(k []byte, start, end int) bool {
+		if !jsonscan.PlainKey(k) {
 			ok = false
 			return false
 		}
@@ -201,7 +202,7 @@ func decodeFast(b []byte) (decoded, bool) {
 		if string(v) == "null" {
 			return "", true
 		}
-		if len(v) < 2 || v[0] != '"' || !codexcommon.PlainKey(v[1:len(v)-1]) {
+		if len(v) < 2 || v[0] != '"' || !jsonscan.PlainKey(v[1:len(v)-1]) {
 			return "", false
 		}
 		return string(v[1 : len(v)-1]), true
@@ -242,7 +243,7 @@ func decodeFast(b []byte) (decoded, bool) {
 		d.line.Timestamp, d.kind = l.Timestamp, "response_item:"+d.resp.Type
 	default:
 		ts, ok := str(0)
-		if !ok || !json.Valid(b) {
+		if !ok || !jsonscan.Valid(b) {
 			return d, false
 		}
 		d.line.Timestamp, d.kind = ts, typ
