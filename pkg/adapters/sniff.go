@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/agentwire/agentwire/internal/jsonscan"
 )
 
 // The dialects agentwire knows by name (ADAPTERS.md), whether or not this
@@ -94,7 +96,7 @@ func (o object) str(k string) (string, bool) {
 		return "", false
 	}
 	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	if jsonscan.Unmarshal(raw, &s) != nil {
 		return "", false
 	}
 	return s, true
@@ -105,7 +107,7 @@ func parseObject(b []byte) (object, bool) {
 		return nil, false
 	}
 	var o object
-	if json.Unmarshal(b, &o) != nil {
+	if jsonscan.Unmarshal(b, &o) != nil {
 		return nil, false
 	}
 	return o, true

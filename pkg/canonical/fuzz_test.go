@@ -2,6 +2,7 @@ package canonical
 
 import (
 	"bytes"
+	"encoding/json"
 
 	"testing"
 )
@@ -68,10 +69,24 @@ func FuzzNewRaw(f *testing.F) {
 	})
 }
 
-// FuzzFoldUsage checks FoldUsage never panics and never returns negative counts.
+// FuzzFoldUsage checks FoldUsage never panics and never returns negative
+// counts, and that its scan of the members is decoding into a map.
 func FuzzFoldUsage(f *testing.F) {
 	f.Add([]byte(`{"input_tokens":5,"cached_input_tokens":9,"output_tokens":1}`), 2)
+	f.Add([]byte(`{"input_tokens":5,"input_tokens":7.0,"\u006fut":1e2}`), 1)
 	f.Fuzz(func(t *testing.T, raw []byte, conv int) {
+		var want map[string]json.RawMessage
+		if json.Unmarshal(raw, &want) == nil {
+			got, err := usageFields(raw)
+			if err != nil || len(got) != len(want) {
+				t.Fatalf("usageFields = %q, %v; decoded %q", got, err, want)
+			}
+			for k, v := range want {
+				if !bytes.Equal(bytes.TrimSpace(got[k]), bytes.TrimSpace(v)) {
+					t.Fatalf("member %q: scanned %q, decoded %q", k, got[k], v)
+				}
+			}
+		}
 		u, err := FoldUsage(raw, UsageConvention(conv))
 		if err != nil {
 			return

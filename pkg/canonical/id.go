@@ -1,6 +1,7 @@
 package canonical
 
 import (
+	"crypto/sha1"
 	"encoding/binary"
 	"strconv"
 
@@ -83,14 +84,19 @@ func (s IDSpace) IngestSession() string {
 }
 
 func deriveID(parts []string) string {
-	n := 0
-	for _, p := range parts {
-		n += binary.MaxVarintLen64 + len(p)
-	}
-	name := make([]byte, 0, n)
+	// uuid.NewSHA1 spelled out on a stack buffer: it allocates a hash, its
+	// digest and the name for every id, and ids are derived several times
+	// per frame.
+	var buf [512]byte
+	name := append(buf[:0], idNamespace[:]...)
 	for _, p := range parts {
 		name = binary.AppendUvarint(name, uint64(len(p)))
 		name = append(name, p...)
 	}
-	return uuid.NewSHA1(idNamespace, name).String()
+	sum := sha1.Sum(name) //nolint:gosec // UUIDv5 is defined on SHA-1; ids name, they do not protect
+	var id uuid.UUID
+	copy(id[:], sum[:])
+	id[6] = (id[6] & 0x0f) | 0x50 // version 5
+	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
+	return id.String()
 }

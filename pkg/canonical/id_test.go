@@ -1,11 +1,14 @@
 package canonical
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"testing/quick"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
 
@@ -129,4 +132,21 @@ func ExampleIDSpace() {
 	item := ids.Native(EntityItem, "toolu_01ABC")
 	fmt.Println(IsCanonicalID(turn), IsCanonicalID(item), turn == ids.Derived(EntityTurn, 4, 0))
 	// Output: true true true
+}
+
+// FuzzDeriveID holds the hand-written UUIDv5 to uuid.NewSHA1 over the
+// same length-prefixed name.
+func FuzzDeriveID(f *testing.F) {
+	f.Add("codex", "thread-1", "")
+	f.Add("", "", strings.Repeat("x", 600))
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		var name []byte
+		for _, p := range []string{a, b, c} {
+			name = binary.AppendUvarint(name, uint64(len(p)))
+			name = append(name, p...)
+		}
+		if got, want := deriveID([]string{a, b, c}), uuid.NewSHA1(idNamespace, name).String(); got != want {
+			t.Fatalf("deriveID = %s, uuid.NewSHA1 = %s", got, want)
+		}
+	})
 }

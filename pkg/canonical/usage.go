@@ -1,9 +1,14 @@
 package canonical
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/agentwire/agentwire/internal/jsonscan"
 )
 
 // TokenUsage is token usage in one shape for every provider. The four input
@@ -106,8 +111,8 @@ var usageSpellings = struct {
 // under two spellings is an error, as is a negative or fractional count.
 // The convention says which provider family's arithmetic applies.
 func FoldUsage(raw json.RawMessage, conv UsageConvention) (TokenUsage, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
+	fields, err := usageFields(raw)
+	if err != nil {
 		return TokenUsage{}, fmt.Errorf("fold usage: %w", err)
 	}
 	pick := func(names []string) (int64, error) {
@@ -123,9 +128,12 @@ func FoldUsage(raw json.RawMessage, conv UsageConvention) (TokenUsage, error) {
 			if found != "" {
 				return 0, fmt.Errorf("fold usage: %q and %q count the same tokens", found, name)
 			}
-			var f float64
-			if err := json.Unmarshal(v, &f); err != nil {
-				return 0, fmt.Errorf("fold usage: %s: %w", name, err)
+			f, err := strconv.ParseFloat(string(v), 64)
+			if err != nil {
+				// Not a plain number: let the decoder say what it is.
+				if err := jsonscan.Unmarshal(v, &f); err != nil {
+					return 0, fmt.Errorf("fold usage: %s: %w", name, err)
+				}
 			}
 			if f < 0 || f != math.Trunc(f) || f > math.MaxInt64/2 {
 				return 0, fmt.Errorf("fold usage: %s: must be a non-negative integer, got %v", name, f)
@@ -135,7 +143,6 @@ func FoldUsage(raw json.RawMessage, conv UsageConvention) (TokenUsage, error) {
 		return n, nil
 	}
 	var u TokenUsage
-	var err error
 	for _, b := range []struct {
 		dst   *int64
 		names []string
@@ -161,4 +168,24 @@ func FoldUsage(raw json.RawMessage, conv UsageConvention) (TokenUsage, error) {
 		return TokenUsage{}, fmt.Errorf("fold usage: unknown convention %d", conv)
 	}
 	return u, nil
+}
+
+// usageFields is decoding raw into a map of its members, by a scan when
+// raw is a valid object whose keys need no unescaping: usage objects come
+// with every turn and most frames.
+func usageFields(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	if jsonscan.Valid(raw) {
+		fields := make(map[string]json.RawMessage, 8)
+		plain := true
+		if jsonscan.EachMember(raw, func(k, v []byte) bool {
+			plain = bytes.IndexByte(k, '\\') < 0 && utf8.Valid(k)
+			fields[string(k)] = v
+			return plain
+		}) && plain {
+			return fields, nil
+		}
+	}
+	var fields map[string]json.RawMessage
+	err := jsonscan.Unmarshal(raw, &fields)
+	return fields, err
 }

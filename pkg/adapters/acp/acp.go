@@ -193,7 +193,7 @@ func paramsHead(params json.RawMessage) (sid string, update json.RawMessage, tag
 			var h struct {
 				SessionUpdate string `json:"sessionUpdate"`
 			}
-			_ = json.Unmarshal(u, &h) // an update without a tag is unmapped
+			_ = jsonscan.Unmarshal(u, &h) // an update without a tag is unmapped
 			return sid, u, h.SessionUpdate
 		}
 	}
@@ -201,11 +201,11 @@ func paramsHead(params json.RawMessage) (sid string, update json.RawMessage, tag
 		SessionID string          `json:"sessionId"`
 		Update    json.RawMessage `json:"update"`
 	}
-	_ = json.Unmarshal(params, &p) // frames without a session use the current one
+	_ = jsonscan.Unmarshal(params, &p) // frames without a session use the current one
 	var h struct {
 		SessionUpdate string `json:"sessionUpdate"`
 	}
-	_ = json.Unmarshal(p.Update, &h) // as above
+	_ = jsonscan.Unmarshal(p.Update, &h) // as above
 	return p.SessionID, p.Update, h.SessionUpdate
 }
 
@@ -221,7 +221,7 @@ func decode(st State, f adapter.Frame) (frame, error) {
 		if !ok {
 			return frame{}, fmt.Errorf("malformed tap line")
 		}
-		if err := json.Unmarshal(raw, &fr.msg); err != nil {
+		if err := jsonscan.Unmarshal(raw, &fr.msg); err != nil {
 			return frame{}, err
 		}
 		dir = d
@@ -302,7 +302,7 @@ func scanMessage(f adapter.Frame) (message, adapter.Direction, bool) {
 	m := message{ID: v[0], Method: method, Params: v[2], Result: v[3]}
 	if e := v[4]; e != nil && string(e) != "null" {
 		m.Error = &rpcError{}
-		if e[0] != '{' || json.Unmarshal(e, m.Error) != nil {
+		if e[0] != '{' || jsonscan.Unmarshal(e, m.Error) != nil {
 			return message{}, "", false
 		}
 	}
@@ -326,7 +326,7 @@ func direction(st State, fr frame) adapter.Direction {
 		return adapter.FromClient
 	case agentAsked && clientAsked:
 		var r map[string]json.RawMessage
-		if json.Unmarshal(fr.msg.Result, &r) == nil {
+		if jsonscan.Unmarshal(fr.msg.Result, &r) == nil {
 			if _, ok := r["outcome"]; ok {
 				return adapter.FromClient
 			}
@@ -403,7 +403,7 @@ func stopReason(result json.RawMessage) (string, bool) {
 	var r struct {
 		StopReason *string `json:"stopReason"`
 	}
-	if json.Unmarshal(result, &r) != nil || r.StopReason == nil {
+	if jsonscan.Unmarshal(result, &r) != nil || r.StopReason == nil {
 		return "", false
 	}
 	return *r.StopReason, true
@@ -486,7 +486,7 @@ func providerOf(result json.RawMessage) canonical.Provider {
 			Title string `json:"title"`
 		} `json:"agentInfo"`
 	}
-	if json.Unmarshal(result, &r) != nil || r.AgentInfo == nil {
+	if jsonscan.Unmarshal(result, &r) != nil || r.AgentInfo == nil {
 		return ""
 	}
 	name := strings.ToLower(r.AgentInfo.Name + " " + r.AgentInfo.Title)
@@ -583,7 +583,7 @@ func configOf(obj json.RawMessage, names ...string) map[string]json.RawMessage {
 		return found
 	}
 	var all map[string]json.RawMessage
-	_ = json.Unmarshal(obj, &all) // a non-object has no members
+	_ = jsonscan.Unmarshal(obj, &all) // a non-object has no members
 	out := map[string]json.RawMessage{}
 	for _, n := range names {
 		if v, ok := all[n]; ok && present(v) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -48,7 +49,7 @@ func requestDetail(params json.RawMessage) string {
 		Method     string `json:"method"`
 		Message    string `json:"message"`
 	}
-	_ = json.Unmarshal(params, &p) // detail is optional
+	_ = jsonscan.Unmarshal(params, &p) // detail is optional
 	for _, s := range []string{p.Path, p.Command, p.Message, p.Method, p.TerminalID} {
 		if s != "" {
 			return s
@@ -82,9 +83,9 @@ func (m *mapper) permission(sid string) {
 			Kind     string `json:"kind"`
 		} `json:"options"`
 	}
-	_ = json.Unmarshal(m.fr.msg.Params, &params) // a permission without a tool call is still a request
+	_ = jsonscan.Unmarshal(m.fr.msg.Params, &params) // a permission without a tool call is still a request
 	var u toolUpdate
-	_ = json.Unmarshal(params.ToolCall, &u) // as above
+	_ = jsonscan.Unmarshal(params.ToolCall, &u) // as above
 	p := pending{Options: map[string]string{}}
 	for _, o := range params.Options {
 		p.Options[o.OptionID] = o.Kind
@@ -122,7 +123,7 @@ func (m *mapper) authState(env canonical.Event, params json.RawMessage) {
 	var p struct {
 		State string `json:"state"`
 	}
-	_ = json.Unmarshal(params, &p) // an unreadable state is reported as the raw frame
+	_ = jsonscan.Unmarshal(params, &p) // an unreadable state is reported as the raw frame
 	a := &canonical.AuthStatus{}
 	f := false
 	a.IsAuthenticating = &f
@@ -146,7 +147,7 @@ func (m *mapper) update(sid string, u json.RawMessage, tag string) {
 		m.chunk(sid, h.SessionUpdate, u, true)
 	case "tool_call", "tool_call_update":
 		var tu toolUpdate
-		if json.Unmarshal(u, &tu) != nil || tu.ToolCallID == "" {
+		if jsonscan.Unmarshal(u, &tu) != nil || tu.ToolCallID == "" {
 			m.em.Fail(env, canonical.ErrorClassValidation, h.SessionUpdate+" without a toolCallId", nil)
 			return
 		}
@@ -155,7 +156,7 @@ func (m *mapper) update(sid string, u json.RawMessage, tag string) {
 		var p struct {
 			Entries []planEntry `json:"entries"`
 		}
-		_ = json.Unmarshal(u, &p) // no entries is an empty plan
+		_ = jsonscan.Unmarshal(u, &p) // no entries is an empty plan
 		m.em.Emit(env, &canonical.TurnPlanUpdated{Plan: steps(p.Entries)})
 	case "plan_update":
 		var p struct {
@@ -166,7 +167,7 @@ func (m *mapper) update(sid string, u json.RawMessage, tag string) {
 				URI     string      `json:"uri"`
 			} `json:"plan"`
 		}
-		_ = json.Unmarshal(u, &p) // as above
+		_ = jsonscan.Unmarshal(u, &p) // as above
 		pl := &canonical.TurnPlanUpdated{Plan: steps(p.Plan.Entries)}
 		switch p.Plan.Type {
 		case "markdown":
@@ -187,7 +188,7 @@ func (m *mapper) update(sid string, u json.RawMessage, tag string) {
 		var p struct {
 			Title *string `json:"title"`
 		}
-		_ = json.Unmarshal(u, &p) // title is optional
+		_ = jsonscan.Unmarshal(u, &p) // title is optional
 		md := &canonical.ThreadMetadataUpdated{Metadata: configOf(u, "updatedAt", "_meta")}
 		if p.Title != nil {
 			md.Name = *p.Title
@@ -197,7 +198,7 @@ func (m *mapper) update(sid string, u json.RawMessage, tag string) {
 		var p struct {
 			Size *int64 `json:"size"`
 		}
-		_ = json.Unmarshal(u, &p) // the size is optional detail
+		_ = jsonscan.Unmarshal(u, &p) // the size is optional detail
 		tu := &canonical.ThreadTokenUsageUpdated{Usage: m.sess(sid).Total}
 		if p.Size != nil && *p.Size >= 0 {
 			tu.ModelContextWindow = p.Size
@@ -209,7 +210,7 @@ func (m *mapper) update(sid string, u json.RawMessage, tag string) {
 			Title       string `json:"title"`
 			Description string `json:"description"`
 		}
-		_ = json.Unmarshal(u, &p) // a notice without a title says so
+		_ = jsonscan.Unmarshal(u, &p) // a notice without a title says so
 		msg := p.Title
 		if p.Description != "" {
 			msg += ": " + p.Description
@@ -230,7 +231,7 @@ func (m *mapper) update(sid string, u json.RawMessage, tag string) {
 			Title       *string `json:"title"`
 			Description *string `json:"description"`
 		}
-		_ = json.Unmarshal(u, &p) // a child without an id is still reported
+		_ = jsonscan.Unmarshal(u, &p) // a child without an id is still reported
 		desc := ""
 		for _, s := range []*string{p.Description, p.Title} {
 			if s != nil && *s != "" {
@@ -282,7 +283,7 @@ func (m *mapper) compaction(sid, tag string, u json.RawMessage) {
 		Content      contentBlock   `json:"content"`
 		Error        string         `json:"error"`
 	}
-	_ = json.Unmarshal(u, &p) // missing members map to an anonymous compaction
+	_ = jsonscan.Unmarshal(u, &p) // missing members map to an anonymous compaction
 	m.closeText(sid)
 	s := m.sess(sid)
 	if s.Compactions == nil {

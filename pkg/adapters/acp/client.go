@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -68,7 +69,7 @@ func (m *mapper) prompt(sid string) {
 	var params struct {
 		Prompt []contentBlock `json:"prompt"`
 	}
-	_ = json.Unmarshal(m.fr.msg.Params, &params) // an unreadable prompt is still a prompt
+	_ = jsonscan.Unmarshal(m.fr.msg.Params, &params) // an unreadable prompt is still a prompt
 	env.ItemID = m.ids.Derived(canonical.EntityItem, m.em.Frame().Ordinal, 0)
 	item := canonical.ItemLifecycle{ItemType: canonical.ItemTypeUserMessage, Status: canonical.ItemStatusInProgress}
 	started := canonical.ItemStarted(item)
@@ -96,7 +97,7 @@ func (m *mapper) cancelRequest(env canonical.Event, prefix string) {
 	var params struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
-	_ = json.Unmarshal(m.fr.msg.Params, &params) // an unreadable id matches nothing
+	_ = jsonscan.Unmarshal(m.fr.msg.Params, &params) // an unreadable id matches nothing
 	key := prefix + compact(params.RequestID)
 	p, ok := m.st.Pending[key]
 	switch {
@@ -141,7 +142,7 @@ func (m *mapper) clientResponse(p pending, answered bool) {
 				OptionID string `json:"optionId"`
 			} `json:"outcome"`
 		}
-		_ = json.Unmarshal(msg.Result, &r) // an unreadable outcome resolves without a decision
+		_ = jsonscan.Unmarshal(msg.Result, &r) // an unreadable outcome resolves without a decision
 		res.Decision = r.Outcome.Outcome
 		if r.Outcome.Outcome == "selected" {
 			// The option's kind (allow_once, reject_once, ...) is the same
@@ -159,7 +160,7 @@ func (m *mapper) clientResponse(p pending, answered bool) {
 		var r struct {
 			Action string `json:"action"`
 		}
-		_ = json.Unmarshal(msg.Result, &r) // an unreadable action resolves without a decision
+		_ = jsonscan.Unmarshal(msg.Result, &r) // an unreadable action resolves without a decision
 		res.Decision = r.Action
 		m.em.Emit(env, res)
 		m.em.Emit(env, &canonical.UserInputResolved{Answers: nonNull(msg.Result)})

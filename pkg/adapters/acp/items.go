@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -55,13 +56,13 @@ func (m *mapper) chunk(sid, kind string, u json.RawMessage, whole bool) {
 		Content   json.RawMessage `json:"content"`
 		MessageID string          `json:"messageId"`
 	}
-	_ = json.Unmarshal(u, &c) // a chunk without content is an empty chunk
+	_ = jsonscan.Unmarshal(u, &c) // a chunk without content is an empty chunk
 	var blocks []contentBlock
 	if bytes.HasPrefix(bytes.TrimSpace(c.Content), []byte("[")) {
-		_ = json.Unmarshal(c.Content, &blocks) // unreadable content adds nothing
+		_ = jsonscan.Unmarshal(c.Content, &blocks) // unreadable content adds nothing
 	} else {
 		var b contentBlock
-		if json.Unmarshal(c.Content, &b) == nil {
+		if jsonscan.Unmarshal(c.Content, &b) == nil {
 			blocks = []contentBlock{b}
 		}
 	}
@@ -187,7 +188,7 @@ func (tc *toolCall) merge(u toolUpdate) {
 		Command  string `json:"command"`
 		FilePath string `json:"file_path"`
 	}
-	if present(u.RawInput) && json.Unmarshal(u.RawInput, &in) == nil {
+	if present(u.RawInput) && jsonscan.Unmarshal(u.RawInput, &in) == nil {
 		if in.Command != "" && tc.Item.ItemType == canonical.ItemTypeCommandExecution {
 			tc.Item.Command = in.Command
 		}
@@ -226,7 +227,7 @@ func (u toolUpdate) output() string {
 	}
 	if len(texts) == 0 && present(u.RawOutput) {
 		var s string
-		if json.Unmarshal(u.RawOutput, &s) == nil {
+		if jsonscan.Unmarshal(u.RawOutput, &s) == nil {
 			texts = append(texts, s)
 		}
 	}

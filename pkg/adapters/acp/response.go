@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -43,7 +44,7 @@ func (m *mapper) agentResponse(p pending, answered bool) {
 		var r struct {
 			SessionID string `json:"sessionId"`
 		}
-		_ = json.Unmarshal(msg.Result, &r) // checked below
+		_ = jsonscan.Unmarshal(msg.Result, &r) // checked below
 		if r.SessionID == "" {
 			m.em.Fail(env, canonical.ErrorClassValidation, p.Method+" result without a sessionId", nil)
 			return
@@ -64,7 +65,7 @@ func (m *mapper) agentResponse(p pending, answered bool) {
 				UpdatedAt *string `json:"updatedAt"`
 			} `json:"sessions"`
 		}
-		_ = json.Unmarshal(msg.Result, &r) // an unreadable list lists nothing
+		_ = jsonscan.Unmarshal(msg.Result, &r) // an unreadable list lists nothing
 		n := 0
 		for _, s := range r.Sessions {
 			if s.SessionID == "" {
@@ -97,7 +98,7 @@ func (m *mapper) agentResponse(p pending, answered bool) {
 		var r struct {
 			Status string `json:"status"`
 		}
-		_ = json.Unmarshal(msg.Result, &r) // an unknown status is idle
+		_ = jsonscan.Unmarshal(msg.Result, &r) // an unknown status is idle
 		state := canonical.ThreadStateIdle
 		if r.Status == "open" {
 			state = canonical.ThreadStateActive
@@ -107,7 +108,7 @@ func (m *mapper) agentResponse(p pending, answered bool) {
 		var r struct {
 			Title string `json:"title"`
 		}
-		_ = json.Unmarshal(msg.Result, &r) // an empty title clears it
+		_ = jsonscan.Unmarshal(msg.Result, &r) // an empty title clears it
 		m.em.Emit(env, &canonical.ThreadMetadataUpdated{Name: r.Title})
 	case "session/set_mode":
 		m.em.Emit(env, &canonical.SessionConfigured{Config: renamed(configOf(p.Params, "modeId"), "modeId", "currentModeId")})
@@ -222,7 +223,7 @@ func (m *mapper) usage(sid string, done *canonical.TurnCompleted) (canonical.Tok
 			} `json:"quota"`
 		} `json:"_meta"`
 	}
-	if json.Unmarshal(m.fr.msg.Result, &r) != nil {
+	if jsonscan.Unmarshal(m.fr.msg.Result, &r) != nil {
 		return canonical.TokenUsage{}, false
 	}
 	s := m.sess(sid)

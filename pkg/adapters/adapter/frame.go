@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"time"
+
+	"github.com/agentwire/agentwire/internal/jsonscan"
 )
 
 // Direction says who wrote a frame on a two-way stdio stream.
@@ -57,7 +59,7 @@ func (f Frame) Unwrap() (msg []byte, dir Direction, ok bool) {
 		return f.Bytes, dir, true
 	}
 	var tl tapLine
-	if err := json.Unmarshal(trimmed, &tl); err != nil || tl.Dir == nil {
+	if err := jsonscan.Unmarshal(trimmed, &tl); err != nil || tl.Dir == nil {
 		return f.Bytes, dir, false
 	}
 	if (*tl.Dir != FromAgent && *tl.Dir != FromClient) || len(tl.Msg) == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/adapters/claudestream"
 	"github.com/agentwire/agentwire/pkg/canonical"
@@ -37,7 +38,7 @@ func (Adapter) Rules() adapter.Rules { return rules }
 // Kinds implements adapter.Adapter.
 func (Adapter) Kinds(f adapter.Frame) []string {
 	var l line
-	if json.Unmarshal(f.Bytes, &l) != nil || l.Type == "" {
+	if jsonscan.Unmarshal(f.Bytes, &l) != nil || l.Type == "" {
 		return nil
 	}
 	return []string{l.kind()}
@@ -104,7 +105,7 @@ func (l line) kind() string {
 		var d struct {
 			Type string `json:"type"`
 		}
-		_ = json.Unmarshal(l.Data, &d) // an untyped progress record is plain "progress:"
+		_ = jsonscan.Unmarshal(l.Data, &d) // an untyped progress record is plain "progress:"
 		return "progress:" + d.Type
 	}
 	return l.Type
@@ -120,7 +121,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	l, ok := scanLine(f.Bytes)
 	var err error
 	if !ok {
-		err = json.Unmarshal(f.Bytes, &l)
+		err = jsonscan.Unmarshal(f.Bytes, &l)
 	}
 	if err == nil && l.Type == "" {
 		err = fmt.Errorf("no type member")
@@ -200,7 +201,7 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 	}
 	code := ""
 	if len(l.Error) > 0 {
-		_ = json.Unmarshal(l.Error, &code) // an error object keeps code empty; isApiErrorMessage still marks it
+		_ = jsonscan.Unmarshal(l.Error, &code) // an error object keeps code empty; isApiErrorMessage still marks it
 		if code == "" {
 			code = "error"
 		}
@@ -313,7 +314,7 @@ func mapProgress(em *adapter.Emitter, t *claudestream.Transcript, env canonical.
 		Elapsed   *float64 `json:"elapsedTimeSeconds"`
 		TaskDesc  string   `json:"taskDescription"`
 	}
-	_ = json.Unmarshal(l.Data, &d) // every member is optional
+	_ = jsonscan.Unmarshal(l.Data, &d) // every member is optional
 	if d.Type == "hook_progress" {
 		id := firstNonEmpty(l.ToolUseID, l.UUID, em.IDs().Derived(canonical.EntityEvent, em.Frame().Ordinal, 99))
 		em.Emit(env, &canonical.HookProgress{HookID: id, Output: firstNonEmpty(d.Command, d.HookName+" "+d.HookEvent)})

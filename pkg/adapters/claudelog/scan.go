@@ -2,7 +2,6 @@ package claudelog
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"github.com/agentwire/agentwire/internal/jsonscan"
 )
@@ -59,7 +58,7 @@ func scanLine(b []byte) (line, bool) {
 		i int
 		p any
 	}{{18, &l.DurationMs}, {21, &l.HookErrors}, {23, &l.RetryAttempt}, {24, &l.MaxRetries}} {
-		if v[m.i] != nil && json.Unmarshal(v[m.i], m.p) != nil {
+		if v[m.i] != nil && jsonscan.Unmarshal(v[m.i], m.p) != nil {
 			return line{}, false
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -46,7 +47,7 @@ func (Adapter) Kinds(f adapter.Frame) []string {
 		return nil
 	}
 	var h header
-	if json.Unmarshal(msg, &h) != nil || h.Type == "" {
+	if jsonscan.Unmarshal(msg, &h) != nil || h.Type == "" {
 		return nil
 	}
 	return h.kinds()
@@ -161,9 +162,9 @@ func (fr frame) header() header {
 	h = header{Type: fr.Type, Subtype: fr.Subtype, IsReplay: fr.IsReplay}
 	switch {
 	case fr.Type == "control_request" && len(fr.Request) > 0:
-		_ = json.Unmarshal(fr.Request, &h.Request) // as in a whole-frame decode, a bad request is no kind
+		_ = jsonscan.Unmarshal(fr.Request, &h.Request) // as in a whole-frame decode, a bad request is no kind
 	case fr.Type == "control_response" && len(fr.Response) > 0:
-		_ = json.Unmarshal(fr.Response, &h.Response) // as above
+		_ = jsonscan.Unmarshal(fr.Response, &h.Response) // as above
 	}
 	return h
 }
@@ -181,7 +182,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		if !ok {
 			err = fmt.Errorf("malformed tap line")
 		} else {
-			err = json.Unmarshal(msg, &fr)
+			err = jsonscan.Unmarshal(msg, &fr)
 		}
 	}
 	if err == nil && fr.Type == "" {
@@ -220,7 +221,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			ToolName  string   `json:"tool_name"`
 			Elapsed   *float64 `json:"elapsed_time_seconds"`
 		}
-		_ = json.Unmarshal(msg, &p) // optional members
+		_ = jsonscan.Unmarshal(msg, &p) // optional members
 		e := env
 		if p.ToolUseID != "" && st.T.openTool(p.ToolUseID) >= 0 {
 			e.ItemID, e.ProviderRefs.ProviderItemID = st.T.ToolItemID(em, p.ToolUseID), p.ToolUseID
@@ -231,7 +232,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			Summary string   `json:"summary"`
 			IDs     []string `json:"preceding_tool_use_ids"`
 		}
-		_ = json.Unmarshal(msg, &p) // optional members
+		_ = jsonscan.Unmarshal(msg, &p) // optional members
 		em.Emit(env, &canonical.ToolSummary{Summary: firstNonEmpty(p.Summary, "(no summary)"), PrecedingToolUseIDs: p.IDs})
 	case "auth_status":
 		var p struct {
@@ -239,7 +240,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			Output           []string `json:"output"`
 			Error            string   `json:"error"`
 		}
-		_ = json.Unmarshal(msg, &p) // optional members
+		_ = jsonscan.Unmarshal(msg, &p) // optional members
 		em.Emit(env, &canonical.AuthStatus{IsAuthenticating: p.IsAuthenticating, Output: p.Output, Error: p.Error})
 	case "rate_limit_event":
 		mapRateLimit(em, env, msg)
@@ -247,13 +248,13 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		var p struct {
 			Suggestion string `json:"suggestion"`
 		}
-		_ = json.Unmarshal(msg, &p) // optional member
+		_ = jsonscan.Unmarshal(msg, &p) // optional member
 		em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{"promptSuggestion": mustJSON(p.Suggestion)}})
 	case "conversation_reset":
 		var p struct {
 			New string `json:"new_conversation_id"`
 		}
-		_ = json.Unmarshal(msg, &p) // optional member
+		_ = jsonscan.Unmarshal(msg, &p) // optional member
 		if st.T.Turn != "" {
 			env = st.T.CloseTurn(em, env, &canonical.TurnCompleted{State: canonical.TurnStateCancelled, ErrorMessage: "conversation reset"})
 		}
@@ -287,14 +288,14 @@ func nonNegF(p *float64) *float64 {
 
 func errorCode(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonscan.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	var o struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
 	}
-	if json.Unmarshal(raw, &o) == nil {
+	if jsonscan.Unmarshal(raw, &o) == nil {
 		return firstNonEmpty(o.Type, o.Message)
 	}
 	return ""
@@ -341,7 +342,7 @@ type result struct {
 // the turn gets the difference from the previous result.
 func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.RawMessage, fr frame) {
 	var r result
-	if err := json.Unmarshal(msg, &r); err != nil {
+	if err := jsonscan.Unmarshal(msg, &r); err != nil {
 		em.Fail(env, canonical.ErrorClassValidation, "result could not be decoded: "+err.Error(), nil)
 		st.T.CloseTurn(em, env, &canonical.TurnCompleted{State: canonical.TurnStateFailed, ErrorMessage: "undecodable result"})
 		return
@@ -411,7 +412,7 @@ func mapRateLimit(em *adapter.Emitter, env canonical.Event, msg json.RawMessage)
 	var p struct {
 		Info json.RawMessage `json:"rate_limit_info"`
 	}
-	_ = json.Unmarshal(msg, &p) // checked below
+	_ = jsonscan.Unmarshal(msg, &p) // checked below
 	var info struct {
 		Status        string   `json:"status"`
 		ResetsAt      *float64 `json:"resetsAt"`
@@ -420,7 +421,7 @@ func mapRateLimit(em *adapter.Emitter, env canonical.Event, msg json.RawMessage)
 		OverageStatus string   `json:"overageStatus"`
 		OverageResets *float64 `json:"overageResetsAt"`
 	}
-	if len(p.Info) == 0 || json.Unmarshal(p.Info, &info) != nil {
+	if len(p.Info) == 0 || jsonscan.Unmarshal(p.Info, &info) != nil {
 		p.Info = json.RawMessage(`{}`)
 	}
 	w := canonical.RateLimitWindow{Name: firstNonEmpty(info.RateLimitType, "unknown"), Status: info.Status, ResetsAt: epoch(info.ResetsAt)}

@@ -3,6 +3,7 @@ package claudestream
 import (
 	"encoding/json"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -78,7 +79,7 @@ func mapControl(em *adapter.Emitter, st *State, env canonical.Event, fr frame, d
 		em.Emit(e, &canonical.RequestResolved{RequestType: rt, Decision: "cancelled"})
 	case "control_request":
 		var r controlRequest
-		if err := json.Unmarshal(fr.Request, &r); err != nil {
+		if err := jsonscan.Unmarshal(fr.Request, &r); err != nil {
 			em.Fail(env, canonical.ErrorClassValidation, "control request could not be decoded: "+err.Error(), nil)
 			return
 		}
@@ -140,7 +141,7 @@ func questions(r controlRequest, raw json.RawMessage) json.RawMessage {
 	var in struct {
 		Questions json.RawMessage `json:"questions"`
 	}
-	if r.Subtype == "can_use_tool" && json.Unmarshal(r.Input, &in) == nil && len(in.Questions) > 0 {
+	if r.Subtype == "can_use_tool" && jsonscan.Unmarshal(r.Input, &in) == nil && len(in.Questions) > 0 {
 		return in.Questions
 	}
 	return raw
@@ -170,7 +171,7 @@ func resolveRequest(em *adapter.Emitter, st *State, env canonical.Event, r contr
 	}
 	p := &canonical.RequestResolved{RequestType: req.Type, Resolution: nullable(r.Response)}
 	var pr permissionResult
-	_ = json.Unmarshal(r.Response, &pr) // not every answer is a permission result
+	_ = jsonscan.Unmarshal(r.Response, &pr) // not every answer is a permission result
 	switch {
 	case r.Subtype == "error":
 		p.Decision = "error"
@@ -190,7 +191,7 @@ func resolveRequest(em *adapter.Emitter, st *State, env canonical.Event, r contr
 		var ui struct {
 			Answers json.RawMessage `json:"answers"`
 		}
-		if json.Unmarshal(pr.UpdatedInput, &ui) == nil && len(ui.Answers) > 0 {
+		if jsonscan.Unmarshal(pr.UpdatedInput, &ui) == nil && len(ui.Answers) > 0 {
 			answers = ui.Answers
 		}
 		if answers == nil {

@@ -3,6 +3,7 @@ package claudestream
 import (
 	"encoding/json"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -33,7 +34,7 @@ type streamEvent struct {
 // copy of it.
 func mapStreamEvent(em *adapter.Emitter, st *State, env canonical.Event, fr frame) {
 	var ev streamEvent
-	if err := json.Unmarshal(fr.Event, &ev); err != nil {
+	if err := jsonscan.Unmarshal(fr.Event, &ev); err != nil {
 		em.Fail(env, canonical.ErrorClassValidation, "stream_event could not be decoded: "+err.Error(), nil)
 		return
 	}
@@ -53,7 +54,7 @@ func mapStreamEvent(em *adapter.Emitter, st *State, env canonical.Event, fr fram
 		em.Emit(env, &canonical.SessionStateChanged{State: canonical.SessionStateRunning, Reason: "message_start", Detail: detail})
 	case "content_block_start":
 		var b Block
-		if err := json.Unmarshal(ev.ContentBlock, &b); err != nil {
+		if err := jsonscan.Unmarshal(ev.ContentBlock, &b); err != nil {
 			em.Fail(env, canonical.ErrorClassValidation, "content_block could not be decoded: "+err.Error(), nil)
 			return
 		}

@@ -95,7 +95,7 @@ func DecodeMessage(raw json.RawMessage) (Message, error) {
 		}
 	}
 	var m Message
-	err := json.Unmarshal(raw, &m)
+	err := jsonscan.Unmarshal(raw, &m)
 	return m, err
 }
 
@@ -198,6 +198,6 @@ func decodeControlResponse(raw json.RawMessage) (controlResponse, error) {
 		}
 	}
 	var r controlResponse
-	err := json.Unmarshal(raw, &r)
+	err := jsonscan.Unmarshal(raw, &r)
 	return r, err
 }

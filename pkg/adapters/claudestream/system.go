@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -66,7 +67,7 @@ var initDrop = []string{"type", "subtype", "uuid", "session_id"}
 
 func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, msg json.RawMessage, fr frame) {
 	var s system
-	if err := json.Unmarshal(msg, &s); err != nil {
+	if err := jsonscan.Unmarshal(msg, &s); err != nil {
 		em.Fail(env, canonical.ErrorClassValidation, "system message could not be decoded: "+err.Error(), nil)
 		return
 	}

@@ -130,14 +130,14 @@ func (m Message) Blocks() ([]Block, []json.RawMessage, error) {
 	}
 	if c[0] == '"' {
 		var s string
-		if err := json.Unmarshal(c, &s); err != nil {
+		if err := jsonscan.Unmarshal(c, &s); err != nil {
 			return nil, nil, err
 		}
 		return []Block{{Type: "text", Text: s}}, []json.RawMessage{c}, nil
 	}
 	raws, ok := jsonscan.Elements(c)
 	if !ok {
-		if err := json.Unmarshal(c, &raws); err != nil {
+		if err := jsonscan.Unmarshal(c, &raws); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -147,7 +147,7 @@ func (m Message) Blocks() ([]Block, []json.RawMessage, error) {
 			blocks[i] = b
 			continue
 		}
-		if err := json.Unmarshal(r, &blocks[i]); err != nil {
+		if err := jsonscan.Unmarshal(r, &blocks[i]); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -473,7 +473,7 @@ type toolInput struct {
 // describeTool fills the item payload of a tool call from its input.
 func describeTool(p *canonical.ItemLifecycle, name, server string, input json.RawMessage) toolInput {
 	var in toolInput
-	_ = json.Unmarshal(input, &in) // a partial block has no input yet; the fields stay empty
+	_ = jsonscan.Unmarshal(input, &in) // a partial block has no input yet; the fields stay empty
 	p.ToolName, p.Title = name, name
 	switch p.ItemType { //nolint:exhaustive // the other tool types have no structured input
 	case canonical.ItemTypeCommandExecution:
@@ -643,14 +643,14 @@ func ResultText(c json.RawMessage) string {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(c, &s) == nil {
+	if jsonscan.Unmarshal(c, &s) == nil {
 		return s
 	}
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if json.Unmarshal(c, &parts) != nil {
+	if jsonscan.Unmarshal(c, &parts) != nil {
 		return ""
 	}
 	var out []string
@@ -738,7 +738,7 @@ func (t *Transcript) User(em *adapter.Emitter, env canonical.Event, m Message, o
 // plus costUSD, contextWindow, webSearchRequests) per model.
 func FoldModelUsage(raw json.RawMessage) map[string]canonical.ModelUsage {
 	var byModel map[string]json.RawMessage
-	if json.Unmarshal(raw, &byModel) != nil || len(byModel) == 0 {
+	if jsonscan.Unmarshal(raw, &byModel) != nil || len(byModel) == 0 {
 		return nil
 	}
 	out := map[string]canonical.ModelUsage{}
@@ -752,7 +752,7 @@ func FoldModelUsage(raw json.RawMessage) map[string]canonical.ModelUsage {
 			ContextWindow     *int64   `json:"contextWindow"`
 			WebSearchRequests *int64   `json:"webSearchRequests"`
 		}
-		_ = json.Unmarshal(r, &extra) // counts were read above; these are optional
+		_ = jsonscan.Unmarshal(r, &extra) // counts were read above; these are optional
 		mu := canonical.ModelUsage{TokenUsage: u, ContextWindow: nonNeg(extra.ContextWindow), WebSearchRequests: nonNeg(extra.WebSearchRequests)}
 		if extra.CostUSD != nil && *extra.CostUSD >= 0 && !math.IsInf(*extra.CostUSD, 0) {
 			c := *extra.CostUSD
@@ -831,7 +831,7 @@ func ConfigOf(raw json.RawMessage, drop ...string) map[string]json.RawMessage {
 		return out
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+	if jsonscan.Unmarshal(raw, &m) != nil {
 		return map[string]json.RawMessage{}
 	}
 	for _, d := range drop {

@@ -73,7 +73,7 @@ func kinds(m message, dir adapter.Direction) []string {
 				Type string `json:"type"`
 			} `json:"item"`
 		}
-		if (m.Method == "item/started" || m.Method == "item/completed") && json.Unmarshal(m.Params, &p) == nil && p.Item.Type != "" {
+		if (m.Method == "item/started" || m.Method == "item/completed") && jsonscan.Unmarshal(m.Params, &p) == nil && p.Item.Type != "" {
 			return []string{m.Method, "item:" + p.Item.Type}
 		}
 		return []string{prefix + m.Method}
@@ -181,7 +181,7 @@ func decodeTap(trimmed []byte) (message, adapter.Direction, bool) {
 		return message{}, "", false
 	}
 	var tm tapMessage
-	if json.Unmarshal(trimmed, &tm) != nil || tm.Dir == nil || tm.Msg == nil {
+	if jsonscan.Unmarshal(trimmed, &tm) != nil || tm.Dir == nil || tm.Msg == nil {
 		return message{}, "", false
 	}
 	if *tm.Dir != adapter.FromAgent && *tm.Dir != adapter.FromClient {
@@ -201,7 +201,7 @@ func decode(f adapter.Frame) (message, adapter.Direction, bool) {
 		return message{}, dir, false
 	}
 	var m message
-	if json.Unmarshal(msg, &m) != nil {
+	if jsonscan.Unmarshal(msg, &m) != nil {
 		return message{}, dir, false
 	}
 	return checkMessage(m, dir)
@@ -274,7 +274,7 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 	mp := &mapper{st: st, em: em, f: f, m: m}
 	var p ids
 	if len(m.Params) > 0 && !p.scan(m.Params) {
-		if err := json.Unmarshal(m.Params, &p); err != nil {
+		if err := jsonscan.Unmarshal(m.Params, &p); err != nil {
 			return adapter.Undecodable(f, st.Provider, MappingVersion, source, fmt.Errorf("params of %s: %w", m.Method, err))
 		}
 	}
@@ -405,7 +405,7 @@ func (mp *mapper) params(v any) bool {
 	if len(mp.m.Params) == 0 {
 		return true
 	}
-	if err := json.Unmarshal(mp.m.Params, v); err != nil {
+	if err := jsonscan.Unmarshal(mp.m.Params, v); err != nil {
 		mp.em.Fail(mp.env, canonical.ErrorClassValidation, "params of "+mp.m.Method+" could not be read: "+firstLine(err.Error()), nil)
 		return false
 	}
@@ -522,7 +522,7 @@ func (mp *mapper) itemFrame(final bool) {
 		return
 	}
 	var it codexcommon.Item
-	if err := json.Unmarshal(p.Item, &it); err != nil || it.ID == "" {
+	if err := jsonscan.Unmarshal(p.Item, &it); err != nil || it.ID == "" {
 		mp.em.Fail(mp.env, canonical.ErrorClassValidation, mp.m.Method+" carries no item with an id", nil)
 		return
 	}
@@ -800,7 +800,7 @@ func (mp *mapper) notification() bool {
 		var raw struct {
 			Status json.RawMessage `json:"status"`
 		}
-		_ = json.Unmarshal(m.Params, &raw)
+		_ = jsonscan.Unmarshal(m.Params, &raw)
 		state, ok := threadStates[p.Status.Type]
 		if !ok {
 			state = canonical.ThreadStateActive
@@ -858,7 +858,7 @@ func (mp *mapper) notification() bool {
 				Path string `json:"path"`
 			} `json:"changes"`
 		}
-		_ = json.Unmarshal(m.Params, &p)
+		_ = jsonscan.Unmarshal(m.Params, &p)
 		var files []string
 		for _, c := range p.Changes {
 			files = append(files, c.Path)
@@ -946,7 +946,7 @@ func (mp *mapper) notification() bool {
 		var p struct {
 			Audio json.RawMessage `json:"audio"`
 		}
-		_ = json.Unmarshal(m.Params, &p)
+		_ = jsonscan.Unmarshal(m.Params, &p)
 		em.Emit(env, &canonical.ThreadRealtimeAudioDelta{Audio: orNull(p.Audio)})
 	case "thread/realtime/error":
 		em.Emit(env, &canonical.ThreadRealtimeError{Message: codexcommon.Text(stringField(m.Params, "message"), "realtime error")})
@@ -958,7 +958,7 @@ func (mp *mapper) notification() bool {
 			Mode    string  `json:"mode"`
 			Error   *string `json:"error"`
 		}
-		_ = json.Unmarshal(m.Params, &p)
+		_ = jsonscan.Unmarshal(m.Params, &p)
 		if p.Success {
 			em.Emit(env, &canonical.SessionStateChanged{State: canonical.SessionStateReady, Reason: "windows sandbox set up", Detail: p.Mode})
 		} else {
@@ -976,7 +976,7 @@ func (mp *mapper) toolProgress(key string) {
 	var p struct {
 		DeltaBase64 string `json:"deltaBase64"`
 	}
-	if json.Unmarshal(mp.m.Params, &p) == nil && p.DeltaBase64 != "" {
+	if jsonscan.Unmarshal(mp.m.Params, &p) == nil && p.DeltaBase64 != "" {
 		if b, err := base64.StdEncoding.DecodeString(p.DeltaBase64); err == nil && utf8.Valid(b) {
 			summary = string(b)
 		}
@@ -1074,7 +1074,7 @@ func asksUser(method string) bool {
 
 func idKey(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonscan.Unmarshal(raw, &s) == nil {
 		return "s:" + s
 	}
 	return "n:" + string(bytes.TrimSpace(raw))
@@ -1082,7 +1082,7 @@ func idKey(raw json.RawMessage) string {
 
 func idText(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonscan.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	return string(bytes.TrimSpace(raw))
@@ -1120,7 +1120,7 @@ func (mp *mapper) serverRequest() {
 		Questions      json.RawMessage `json:"questions"`
 		Tool           string          `json:"tool"`
 	}
-	_ = json.Unmarshal(m.Params, &p)
+	_ = jsonscan.Unmarshal(m.Params, &p)
 	thread := codexcommon.Text(mp.thread, p.ConversationID)
 	pend := Pending{
 		ID: mp.em.IDs().Derived(canonical.EntityRequest, mp.f.Ordinal, 0), Type: rt, Method: m.Method,
@@ -1150,11 +1150,11 @@ func (mp *mapper) serverRequest() {
 
 func stringOrArgv(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonscan.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	var argv []string
-	if json.Unmarshal(raw, &argv) == nil {
+	if jsonscan.Unmarshal(raw, &argv) == nil {
 		return strings.Join(argv, " ")
 	}
 	return ""
@@ -1179,7 +1179,7 @@ func (mp *mapper) clientResponse() {
 			Answers json.RawMessage `json:"answers"`
 			Content json.RawMessage `json:"content"`
 		}
-		_ = json.Unmarshal(mp.m.Result, &r)
+		_ = jsonscan.Unmarshal(mp.m.Result, &r)
 		mp.em.Emit(env, &canonical.UserInputResolved{Answers: orNull(codexcommon.Text2(r.Answers, codexcommon.Text2(r.Content, resolution)))})
 	}
 	mp.em.Emit(env, &canonical.RequestResolved{RequestType: pend.Type, Decision: decision, Resolution: orNull(resolution)})
@@ -1194,15 +1194,15 @@ func decisionOf(result json.RawMessage) string {
 		Decision json.RawMessage `json:"decision"`
 		Action   string          `json:"action"`
 	}
-	if json.Unmarshal(result, &r) != nil {
+	if jsonscan.Unmarshal(result, &r) != nil {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(r.Decision, &s) == nil {
+	if jsonscan.Unmarshal(r.Decision, &s) == nil {
 		return s
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(r.Decision, &m) == nil {
+	if jsonscan.Unmarshal(r.Decision, &m) == nil {
 		keys := make([]string, 0, len(m))
 		for k := range m {
 			keys = append(keys, k)
@@ -1255,7 +1255,7 @@ func (mp *mapper) clientMessage() {
 				Version string `json:"version"`
 			} `json:"clientInfo"`
 		}
-		_ = json.Unmarshal(m.Params, &p)
+		_ = jsonscan.Unmarshal(m.Params, &p)
 		mp.em.Emit(mp.env, &canonical.SessionStarted{Message: strings.TrimSpace("initialize from " + p.ClientInfo.Name + " " + p.ClientInfo.Version)})
 	case "initialized":
 		mp.em.Emit(mp.env, &canonical.SessionStateChanged{State: canonical.SessionStateReady, Reason: "initialized"})
@@ -1297,7 +1297,7 @@ func (mp *mapper) response() {
 		return
 	}
 	var result map[string]json.RawMessage
-	_ = json.Unmarshal(mp.m.Result, &result)
+	_ = jsonscan.Unmarshal(mp.m.Result, &result)
 	switch method {
 	case "initialize", "thread/start", "thread/resume", "thread/fork":
 		// The answer is the effective configuration: the server's user
@@ -1308,7 +1308,7 @@ func (mp *mapper) response() {
 			var th struct {
 				ID string `json:"id"`
 			}
-			if json.Unmarshal(t, &th) == nil && th.ID != "" {
+			if jsonscan.Unmarshal(t, &th) == nil && th.ID != "" {
 				env = mp.envFor(th.ID, "", "")
 			}
 		}
@@ -1325,7 +1325,7 @@ func errorMessage(raw json.RawMessage) string {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
-	_ = json.Unmarshal(raw, &e)
+	_ = jsonscan.Unmarshal(raw, &e)
 	return codexcommon.Text(e.Message, "error "+strconv.Itoa(e.Code))
 }
 
@@ -1335,7 +1335,7 @@ func rpcErrorClass(raw json.RawMessage) canonical.ErrorClass {
 	var e struct {
 		Code int `json:"code"`
 	}
-	_ = json.Unmarshal(raw, &e)
+	_ = jsonscan.Unmarshal(raw, &e)
 	if e.Code <= -32600 && e.Code >= -32700 {
 		return canonical.ErrorClassValidation
 	}
@@ -1346,21 +1346,21 @@ func rpcErrorClass(raw json.RawMessage) canonical.ErrorClass {
 
 func stringField(raw json.RawMessage, key string) string {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+	if jsonscan.Unmarshal(raw, &m) != nil {
 		return ""
 	}
 	var s string
-	_ = json.Unmarshal(m[key], &s)
+	_ = jsonscan.Unmarshal(m[key], &s)
 	return s
 }
 
 func intField(raw json.RawMessage, key string) int {
 	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
+	if jsonscan.Unmarshal(raw, &m) != nil {
 		return 0
 	}
 	var n int
-	_ = json.Unmarshal(m[key], &n)
+	_ = jsonscan.Unmarshal(m[key], &n)
 	return n
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -129,13 +130,13 @@ type window struct {
 // resets_in_seconds form; it is the frame's own time, never the clock.
 func RateLimitWindows(snapshot json.RawMessage, now time.Time) []canonical.RateLimitWindow {
 	var s map[string]json.RawMessage
-	if json.Unmarshal(snapshot, &s) != nil {
+	if jsonscan.Unmarshal(snapshot, &s) != nil {
 		return nil
 	}
 	var out []canonical.RateLimitWindow
 	for _, name := range []string{"primary", "secondary"} {
 		var w *window
-		if raw, ok := s[name]; !ok || json.Unmarshal(raw, &w) != nil || w == nil {
+		if raw, ok := s[name]; !ok || jsonscan.Unmarshal(raw, &w) != nil || w == nil {
 			continue
 		}
 		cw := canonical.RateLimitWindow{Name: name}

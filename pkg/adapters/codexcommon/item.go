@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -83,13 +84,13 @@ func (it Item) Lifecycle(data json.RawMessage, final bool) canonical.ItemLifecyc
 // rollout, an object or a tagged enum ({"Completed": ...}).
 func statusWord(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonscan.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) == nil {
+	if jsonscan.Unmarshal(raw, &m) == nil {
 		if t, ok := m["type"]; ok {
-			_ = json.Unmarshal(t, &s)
+			_ = jsonscan.Unmarshal(t, &s)
 			return s
 		}
 		for k := range m {
@@ -103,11 +104,11 @@ func statusWord(raw json.RawMessage) string {
 // array (rollout).
 func commandLine(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonscan.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	var argv []string
-	if json.Unmarshal(raw, &argv) == nil {
+	if jsonscan.Unmarshal(raw, &argv) == nil {
 		return strings.Join(argv, " ")
 	}
 	return ""
@@ -120,7 +121,7 @@ func changedFiles(raw json.RawMessage) []string {
 		Path string `json:"path"`
 	}
 	var files []string
-	if json.Unmarshal(raw, &list) == nil {
+	if jsonscan.Unmarshal(raw, &list) == nil {
 		for _, c := range list {
 			if c.Path != "" {
 				files = append(files, c.Path)
@@ -129,7 +130,7 @@ func changedFiles(raw json.RawMessage) []string {
 		return files
 	}
 	var byPath map[string]json.RawMessage
-	if json.Unmarshal(raw, &byPath) == nil {
+	if jsonscan.Unmarshal(raw, &byPath) == nil {
 		for p := range byPath {
 			files = append(files, p)
 		}
@@ -177,17 +178,17 @@ func joinText(raw json.RawMessage) string {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonscan.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	var strs []string
-	if json.Unmarshal(raw, &strs) == nil {
+	if jsonscan.Unmarshal(raw, &strs) == nil {
 		return strings.Join(strs, "\n\n")
 	}
 	var parts []struct {
 		Text string `json:"text"`
 	}
-	if json.Unmarshal(raw, &parts) != nil {
+	if jsonscan.Unmarshal(raw, &parts) != nil {
 		return ""
 	}
 	texts := make([]string, 0, len(parts))

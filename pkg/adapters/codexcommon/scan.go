@@ -42,7 +42,7 @@ func Members(raw json.RawMessage, skip ...string) map[string]json.RawMessage {
 
 func membersSlow(raw json.RawMessage, skip ...string) map[string]json.RawMessage {
 	var m map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &m)
+	_ = jsonscan.Unmarshal(raw, &m)
 	out := make(map[string]json.RawMessage, len(m))
 	for k, v := range m {
 		if len(v) == 0 || isNull(v) || k == "" || slicesContains(skip, k) {

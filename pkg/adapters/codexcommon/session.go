@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -51,7 +52,7 @@ func (s *session[S]) Snapshot() ([]byte, error) {
 
 func (s *session[S]) Restore(b []byte) error {
 	var snap snapshot[S]
-	if err := json.Unmarshal(b, &snap); err != nil {
+	if err := jsonscan.Unmarshal(b, &snap); err != nil {
 		return fmt.Errorf("restore adapter state: %w", err)
 	}
 	s.state, s.last = snap.State, snap.LastOrdinal

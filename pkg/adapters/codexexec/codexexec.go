@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
 	"github.com/agentwire/agentwire/pkg/canonical"
@@ -41,7 +42,7 @@ func (Adapter) Kinds(f adapter.Frame) []string {
 			Type string `json:"type"`
 		} `json:"item"`
 	}
-	if json.Unmarshal(f.Bytes, &ev) != nil || ev.Type == "" {
+	if jsonscan.Unmarshal(f.Bytes, &ev) != nil || ev.Type == "" {
 		return nil
 	}
 	if ev.Item.Type != "" {
@@ -105,7 +106,7 @@ type item struct {
 // Map maps one frame; it is the adapter's pure core.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	var ev event
-	if err := json.Unmarshal(f.Bytes, &ev); err != nil || ev.Type == "" {
+	if err := jsonscan.Unmarshal(f.Bytes, &ev); err != nil || ev.Type == "" {
 		if err == nil {
 			err = fmt.Errorf("no type member")
 		}
@@ -159,7 +160,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		}
 	case "item.started", "item.updated", "item.completed":
 		var it item
-		if err := json.Unmarshal(ev.Item, &it); err != nil || it.ID == "" {
+		if err := jsonscan.Unmarshal(ev.Item, &it); err != nil || it.ID == "" {
 			if err == nil {
 				err = fmt.Errorf("item has no id")
 			}

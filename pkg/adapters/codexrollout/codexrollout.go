@@ -221,7 +221,7 @@ func decodeFast(b []byte) (decoded, bool) {
 			Type      string `json:"type"`
 			Payload   *ev    `json:"payload"`
 		}
-		if json.Unmarshal(b, &l) != nil {
+		if jsonscan.Unmarshal(b, &l) != nil {
 			return d, false
 		}
 		if l.Payload != nil {
@@ -234,7 +234,7 @@ func decodeFast(b []byte) (decoded, bool) {
 			Type      string    `json:"type"`
 			Payload   *respItem `json:"payload"`
 		}
-		if json.Unmarshal(b, &l) != nil {
+		if jsonscan.Unmarshal(b, &l) != nil {
 			return d, false
 		}
 		if l.Payload != nil {
@@ -260,7 +260,7 @@ func decodeFast(b []byte) (decoded, bool) {
 // written, for the lines decodeFast leaves.
 func decodeSlow(b []byte) (decoded, error) {
 	d := decoded{at: -1}
-	if err := json.Unmarshal(b, &d.line); err != nil {
+	if err := jsonscan.Unmarshal(b, &d.line); err != nil {
 		return d, err //nolint:wrapcheck // the caller says what failed
 	}
 	l := d.line
@@ -270,13 +270,13 @@ func decodeSlow(b []byte) (decoded, error) {
 	d.kind = l.Type
 	switch l.Type {
 	case "event_msg":
-		if d.err = json.Unmarshal(l.Payload, &d.ev); d.err == nil {
+		if d.err = jsonscan.Unmarshal(l.Payload, &d.ev); d.err == nil {
 			d.kind = d.ev.Type
 		} else {
 			d.kind = payloadType(l.Payload)
 		}
 	case "response_item":
-		if d.err = json.Unmarshal(l.Payload, &d.resp); d.err == nil {
+		if d.err = jsonscan.Unmarshal(l.Payload, &d.resp); d.err == nil {
 			d.kind = "response_item:" + d.resp.Type
 		} else {
 			d.kind = "response_item:" + payloadType(l.Payload)
@@ -289,7 +289,7 @@ func decodeSlow(b []byte) (decoded, error) {
 // payload that does not decode as its type's struct.
 func payloadType(raw json.RawMessage) string {
 	var p typed
-	_ = json.Unmarshal(raw, &p)
+	_ = jsonscan.Unmarshal(raw, &p)
 	return p.Type
 }
 
@@ -321,7 +321,7 @@ func (mp *mapper) sessionMeta(raw json.RawMessage) {
 	if v, ok := codexcommon.StringMembers(raw, "id", "session_id"); ok {
 		p.ID, p.SessionID = v[0], v[1]
 	} else {
-		_ = json.Unmarshal(raw, &p)
+		_ = jsonscan.Unmarshal(raw, &p)
 	}
 	cfg := codexcommon.Members(raw, "base_instructions", "instructions", "id", "session_id", "timestamp")
 	if p.ID == "" || p.ID == mp.st.Thread {
@@ -398,7 +398,7 @@ func (mp *mapper) tokenCount(raw json.RawMessage) {
 		Info       *tokenInfo      `json:"info"`
 		RateLimits json.RawMessage `json:"rate_limits"`
 	}
-	if err := json.Unmarshal(raw, &p); err != nil {
+	if err := jsonscan.Unmarshal(raw, &p); err != nil {
 		mp.em.Fail(mp.env, canonical.ErrorClassValidation, "token_count could not be read: "+err.Error(), nil)
 		return
 	}
@@ -449,7 +449,7 @@ func (mp *mapper) usageRecord(raw json.RawMessage) {
 	var p struct {
 		Usage json.RawMessage `json:"usage"`
 	}
-	_ = json.Unmarshal(raw, &p)
+	_ = jsonscan.Unmarshal(raw, &p)
 	u, err := codexcommon.Usage(orEmpty(p.Usage))
 	if err != nil {
 		mp.em.Fail(mp.env, canonical.ErrorClassValidation, "token_usage_record usage could not be read: "+err.Error(), nil)

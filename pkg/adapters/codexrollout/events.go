@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -237,7 +238,7 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 		var p struct {
 			Item json.RawMessage `json:"item"`
 		}
-		_ = json.Unmarshal(raw, &p)
+		_ = jsonscan.Unmarshal(raw, &p)
 		mp.responseItem(orEmpty(p.Item))
 	case "hook_started":
 		if e.Run != nil {
@@ -281,11 +282,11 @@ func deref(s *string) string {
 
 func argv(raw json.RawMessage) string {
 	var a []string
-	if json.Unmarshal(raw, &a) == nil {
+	if jsonscan.Unmarshal(raw, &a) == nil {
 		return strings.Join(a, " ")
 	}
 	var s string
-	_ = json.Unmarshal(raw, &s)
+	_ = jsonscan.Unmarshal(raw, &s)
 	return s
 }
 
@@ -348,7 +349,7 @@ func (mp *mapper) toolEvent(kind string, e ev, t canonical.ItemType, raw json.Ra
 // their response item.
 func (mp *mapper) turnItem(final bool, e ev) {
 	var it codexcommon.Item
-	if err := json.Unmarshal(e.Item, &it); err != nil || it.ID == "" {
+	if err := jsonscan.Unmarshal(e.Item, &it); err != nil || it.ID == "" {
 		mp.em.Fail(mp.env, canonical.ErrorClassValidation, e.Type+" carries no item with an id", nil)
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
 	"github.com/agentwire/agentwire/pkg/canonical"
@@ -59,7 +60,7 @@ func commandOf(args string) string {
 		Cmd     json.RawMessage `json:"cmd"`
 		Command json.RawMessage `json:"command"`
 	}
-	if json.Unmarshal([]byte(args), &a) != nil {
+	if jsonscan.Unmarshal([]byte(args), &a) != nil {
 		return ""
 	}
 	return codexcommon.Text(argv(a.Cmd), argv(a.Command))
@@ -67,13 +68,13 @@ func commandOf(args string) string {
 
 func outputText(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if jsonscan.Unmarshal(raw, &s) == nil {
 		return s
 	}
 	var o struct {
 		Output string `json:"output"`
 	}
-	if json.Unmarshal(raw, &o) == nil && o.Output != "" {
+	if jsonscan.Unmarshal(raw, &o) == nil && o.Output != "" {
 		return o.Output
 	}
 	return codexcommon.JoinText(raw)
@@ -82,7 +83,7 @@ func outputText(raw json.RawMessage) string {
 // responseItem maps a response_item line: the Responses API transcript.
 func (mp *mapper) responseItem(raw json.RawMessage) {
 	var r respItem
-	err := json.Unmarshal(raw, &r)
+	err := jsonscan.Unmarshal(raw, &r)
 	mp.decodedResponseItem(r, err, raw)
 }
 
@@ -143,7 +144,7 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 				Explanation *string                `json:"explanation"`
 				Plan        []codexcommon.PlanStep `json:"plan"`
 			}
-			if json.Unmarshal([]byte(r.Arguments), &a) == nil && a.Plan != nil {
+			if jsonscan.Unmarshal([]byte(r.Arguments), &a) == nil && a.Plan != nil {
 				mp.em.Emit(mp.env, &canonical.TurnPlanUpdated{Explanation: a.Explanation, Plan: codexcommon.Plan(a.Plan)})
 			}
 		}

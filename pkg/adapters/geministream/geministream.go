@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -40,7 +41,7 @@ func (Adapter) Kinds(f adapter.Frame) []string {
 	var ev struct {
 		Type string `json:"type"`
 	}
-	if json.Unmarshal(f.Bytes, &ev) != nil || ev.Type == "" {
+	if jsonscan.Unmarshal(f.Bytes, &ev) != nil || ev.Type == "" {
 		return nil
 	}
 	return []string{ev.Type}
@@ -122,7 +123,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	ev, ok := scanEvent(f.Bytes)
 	var err error
 	if !ok {
-		err = json.Unmarshal(f.Bytes, &ev)
+		err = jsonscan.Unmarshal(f.Bytes, &ev)
 	}
 	if err != nil || ev.Type == "" {
 		if err == nil {
@@ -325,7 +326,7 @@ func (m mapper) plan(params json.RawMessage) {
 			Status      string `json:"status"`
 		} `json:"todos"`
 	}
-	if json.Unmarshal(params, &args) != nil {
+	if jsonscan.Unmarshal(params, &args) != nil {
 		return
 	}
 	p := &canonical.TurnPlanUpdated{Plan: []canonical.PlanStep{}}
@@ -376,7 +377,7 @@ func (m mapper) toolResult(ev event) {
 		p.Status = canonical.ItemStatusFailed
 	}
 	var eo errorObject
-	if len(ev.Error) > 0 && json.Unmarshal(ev.Error, &eo) == nil {
+	if len(ev.Error) > 0 && jsonscan.Unmarshal(ev.Error, &eo) == nil {
 		p.Detail = eo.Message
 	}
 	if ev.Output != nil && *ev.Output != "" {
@@ -400,7 +401,7 @@ func toolItem(name string, params json.RawMessage) canonical.ItemLifecycle {
 		Desc     string `json:"description"`
 	}
 	if len(params) > 0 {
-		_ = json.Unmarshal(params, &args) // arguments are optional detail
+		_ = jsonscan.Unmarshal(params, &args) // arguments are optional detail
 	}
 	p := canonical.ItemLifecycle{ItemType: canonical.ItemTypeDynamicToolCall, ToolName: name, Title: name, Data: params}
 	switch {
@@ -431,7 +432,7 @@ func (m mapper) result(ev event) {
 		p.State = canonical.TurnStateFailed
 		var eo errorObject
 		if len(ev.Error) > 0 {
-			_ = json.Unmarshal(ev.Error, &eo) // a malformed error still fails the turn
+			_ = jsonscan.Unmarshal(ev.Error, &eo) // a malformed error still fails the turn
 		}
 		p.ErrorMessage = nonEmpty(eo.Message, "gemini run failed")
 		m.em.Fail(m.env(), canonical.ErrorClassProvider, p.ErrorMessage, ev.Error)
@@ -540,7 +541,7 @@ func foldStats(raw json.RawMessage, p *canonical.TurnCompleted) error {
 		DurationMs *int64                 `json:"duration_ms"`
 		Models     map[string]statsTokens `json:"models"`
 	}
-	if err := json.Unmarshal(raw, &stats); err != nil {
+	if err := jsonscan.Unmarshal(raw, &stats); err != nil {
 		return err
 	}
 	u, err := stats.fold()
