@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentwire/agentwire/pkg/adapters"
 )
 
 // OffsetsBucket is the JetStream KV bucket where `ingest file --follow`
@@ -32,6 +34,10 @@ const fingerprintLen = 1024
 // followBatch bounds the bytes read from a file between two saves of its
 // offset.
 const followBatch = 4 << 20
+
+// DefaultRotatedGrace is how long a rotated-away file is still read after
+// it last grew.
+const DefaultRotatedGrace = time.Minute
 
 // FollowOptions tune Follow.
 type FollowOptions struct {
@@ -48,12 +54,14 @@ type FollowOptions struct {
 	Poll time.Duration
 	// Bucket is the KV bucket of the offsets (OffsetsBucket when "").
 	Bucket string
+	// RotatedGrace is how long a file rotated away from a followed path
+	// is still read after it last grew (DefaultRotatedGrace when 0): its
+	// writer may hold it open for a while before it reopens the path.
+	RotatedGrace time.Duration
 }
 
-// followState is what the offsets bucket holds for a file: enough to
-// resume it, and to tell that it was truncated or replaced.
-type followState struct {
-	Path       string `json:"path"`
+// fileCursor is how far one generation of a followed path was read.
+type fileCursor struct {
 	Generation int    `json:"generation"`
 	Session    string `json:"session"`
 	Dialect    string `json:"dialect"`
@@ -63,11 +71,48 @@ type followState struct {
 	Ordinal uint64 `json:"ordinal"`
 	// Head is the hex SHA-256 of the file's first min(Offset, 1024) bytes.
 	Head string `json:"head"`
+	// Dev and Ino identify the file apart from its name (both 0 while
+	// unknown: entries written before they were kept, files not opened
+	// yet, platforms without inodes).
+	Dev uint64 `json:"dev,omitempty"`
+	Ino uint64 `json:"ino,omitempty"`
+}
+
+func (c *fileCursor) id() fileID { return fileID{Dev: c.Dev, Ino: c.Ino} }
+
+func (c *fileCursor) setID(id fileID) { c.Dev, c.Ino = id.Dev, id.Ino }
+
+// followState is what the offsets bucket holds for a followed path: the
+// file it names now and the files rotated away from it that are still
+// read. Entries of older versions, without "dev", "ino" and "rotated",
+// read as a current file of unknown identity.
+type followState struct {
+	Path string `json:"path"`
+	fileCursor
+	Rotated []*rotatedFile `json:"rotated,omitempty"`
 
 	size    int64
 	modTime time.Time
 	warned  bool
 }
+
+// rotatedFile is an earlier generation of a path, renamed away from it,
+// read to its end under its own session key.
+type rotatedFile struct {
+	fileCursor
+	// Name is where it was last found.
+	Name string `json:"name"`
+
+	f        *os.File
+	size     int64
+	modTime  time.Time
+	lastGrew time.Time
+}
+
+// fileID is a file's identity apart from its name: device and inode.
+type fileID struct{ Dev, Ino uint64 }
+
+func (id fileID) known() bool { return id.Ino != 0 }
 
 // followKey is the KV key of a file of a tenant: the tenant and the hash of
 // its session key (keys cannot hold every byte a path may).
@@ -93,12 +138,19 @@ func generationKey(base string, gen int) string {
 // and saving the offset, the lines are published again with the same
 // ordinals, and RAW's duplicate window drops them.)
 //
-// A file that shrinks, or whose first bytes change (it was replaced, as
-// log rotation does), starts a new session generation: it is read again
-// from offset 0 as the session "<key>#2" (then #3, …), with ordinals from
-// 1. The first generation's key is the file's usual session key, so
-// following a file and ingesting it agree. Lines a rotated-away file
-// got after the last poll are not read.
+// Files are told apart by device and inode where the platform has them.
+// When a followed path names another file than before and the one read
+// so far is found, under another name, in the same directory (log
+// rotation: app.jsonl renamed app.jsonl.1, a new app.jsonl created), the
+// rotated file is read to its end under its session key, including lines
+// its writer appends after the rename, until it has not grown for
+// RotatedGrace; the new file is a new generation of the path: the session
+// "<key>#2" (then #3, …), read from offset 0 with ordinals from 1. A file
+// that shrinks, or whose first bytes change, is a new generation too (its
+// old content is gone). The first generation's key is the file's usual
+// session key, so following a file and ingesting it agree. A rotated file
+// whose new name the directory walk also matches (app.1.jsonl) is
+// followed under that name as well, as a session of its own.
 //
 // Follow returns nil when ctx ends, after storing what it read.
 func (in *Ingester) Follow(ctx context.Context, opts FollowOptions) error {
@@ -111,6 +163,9 @@ func (in *Ingester) Follow(ctx context.Context, opts FollowOptions) error {
 	if opts.Dialect == "" {
 		opts.Dialect = AutoDialect
 	}
+	if opts.RotatedGrace <= 0 {
+		opts.RotatedGrace = DefaultRotatedGrace
+	}
 	kv, err := in.Pub.layout.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      opts.Bucket,
 		Description: "agentwire ingest file --follow: how far each file was read",
@@ -119,6 +174,7 @@ func (in *Ingester) Follow(ctx context.Context, opts FollowOptions) error {
 		return fmt.Errorf("open the %s bucket: %w", opts.Bucket, err)
 	}
 	fw := &follower{in: in, kv: kv, opts: opts, files: map[string]*followState{}}
+	defer fw.close()
 	tick := time.NewTicker(opts.Poll)
 	defer tick.Stop()
 	for {
@@ -197,7 +253,23 @@ func (fw *follower) poll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	seen := make(map[string]bool, len(paths))
 	for _, path := range paths {
+		seen[path] = true
+		if err := fw.follow(ctx, path); err != nil {
+			return err
+		}
+	}
+	// A path the walk no longer finds may have been renamed away: the file
+	// is read to its end under its new name.
+	var gone []string
+	for path, st := range fw.files {
+		if !seen[path] && (len(st.Rotated) > 0 || st.id().known()) {
+			gone = append(gone, path)
+		}
+	}
+	slices.Sort(gone)
+	for _, path := range gone {
 		if err := fw.follow(ctx, path); err != nil {
 			return err
 		}
@@ -212,6 +284,18 @@ func (fw *follower) baseKey(path string) string {
 	return FileSessionKey(path)
 }
 
+// close closes the rotated files held open.
+func (fw *follower) close() {
+	for _, st := range fw.files {
+		for _, rf := range st.Rotated {
+			if rf.f != nil {
+				_ = rf.f.Close() // read-only
+				rf.f = nil
+			}
+		}
+	}
+}
+
 // state returns the state of a file, loading it from the bucket the first
 // time.
 func (fw *follower) state(ctx context.Context, path string) (*followState, error) {
@@ -219,7 +303,7 @@ func (fw *follower) state(ctx context.Context, path string) (*followState, error
 		return st, nil
 	}
 	base := fw.baseKey(path)
-	st := &followState{Path: path, Generation: 1, Session: base, size: -1}
+	st := &followState{Path: path, fileCursor: fileCursor{Generation: 1, Session: base}, size: -1}
 	e, err := fw.kv.Get(ctx, followKey(fw.in.Pub.tenant, base))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
@@ -235,15 +319,32 @@ func (fw *follower) state(ctx context.Context, path string) (*followState, error
 	return st, nil
 }
 
-// follow reads what is new in one file.
+// follow reads what is new in one path: first in the files rotated away
+// from it, then in the file it names.
 func (fw *follower) follow(ctx context.Context, path string) error {
 	st, err := fw.state(ctx, path)
 	if err != nil {
 		return err
 	}
+	if err := fw.readRotated(ctx, st); err != nil {
+		return err
+	}
 	f, err := os.Open(path) //nolint:gosec // following the files the user names is the point
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil // rotated away; its successor is picked up when it appears
+		// Renamed away (its successor is picked up when it appears) or
+		// deleted.
+		if !st.id().known() {
+			return nil
+		}
+		if err := fw.rotatedAway(ctx, st, "renamed"); err != nil {
+			return err
+		}
+		if st.id().known() {
+			// Not found: deleted. Whatever file appears under the path
+			// next is judged by its content.
+			st.setID(fileID{})
+		}
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("follow %s: %w", path, err)
@@ -253,16 +354,40 @@ func (fw *follower) follow(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("follow %s: %w", path, err)
 	}
+	id := identify(info)
+	switch {
+	case !st.id().known() && id.known() && st.Offset == 0 && st.Ordinal == 0:
+		// The path's file is new to this generation; it may be a rotated
+		// file renamed back.
+		for i, rf := range st.Rotated {
+			if rf.id() == id {
+				fw.in.Log.Info("a rotated file is back under its name; reading on", "path", path, "generation", rf.Generation)
+				if rf.f != nil {
+					_ = rf.f.Close() // read-only
+				}
+				st.fileCursor = rf.fileCursor
+				st.Rotated = slices.Delete(st.Rotated, i, i+1)
+				st.size = -1
+				break
+			}
+		}
+	case st.id().known() && id.known() && id != st.id():
+		if err := fw.rotatedAway(ctx, st, "rotated"); err != nil {
+			return err
+		}
+	}
 	if info.Size() == st.size && info.ModTime().Equal(st.modTime) {
 		return nil
 	}
 	if reset, why, err := fw.replaced(f, info, st); err != nil {
 		return err
 	} else if reset {
-		fw.in.Log.Info("following a new generation of a file", "path", path, "why", why, "generation", st.Generation+1)
-		st.Generation++
-		st.Session = generationKey(fw.baseKey(path), st.Generation)
-		st.Offset, st.Ordinal, st.Head, st.Dialect = 0, 0, "", ""
+		fw.newGeneration(st, why)
+	}
+	if id.known() {
+		// Kept with the next offset saved: a restart then tells a rotation
+		// apart from a file that was rewritten in place.
+		st.setID(id)
 	}
 	if st.Dialect == "" || st.Dialect == AutoDialect {
 		if st.Dialect, err = fw.dialect(path, st); err != nil || st.Dialect == "" {
@@ -270,7 +395,7 @@ func (fw *follower) follow(ctx context.Context, path string) error {
 		}
 	}
 	for {
-		n, err := fw.read(ctx, f, st)
+		n, err := fw.read(ctx, f, path, &st.fileCursor, st)
 		if err != nil {
 			return err
 		}
@@ -280,6 +405,186 @@ func (fw *follower) follow(ctx context.Context, path string) error {
 	}
 	st.size, st.modTime = info.Size(), info.ModTime()
 	return nil
+}
+
+// newGeneration starts the next generation of st's path, from offset 0.
+func (fw *follower) newGeneration(st *followState, why string) {
+	fw.in.Log.Info("following a new generation of a file", "path", st.Path, "why", why, "generation", st.Generation+1)
+	st.fileCursor = fileCursor{Generation: st.Generation + 1, Session: generationKey(fw.baseKey(st.Path), st.Generation+1)}
+	st.size = -1
+}
+
+// rotatedAway handles a path that no longer names the file st read: when
+// that file is found under another name in the same directory, it moves
+// to st.Rotated, to be read to its end, and the path starts a new
+// generation. When it is not found (deleted, or replaced by a rename over
+// it), st is left as it is: the content checks of replaced decide whether
+// the path's file is a new generation or the same lines rewritten.
+func (fw *follower) rotatedAway(ctx context.Context, st *followState, why string) error {
+	name, f, err := findFile(filepath.Dir(st.Path), st.id(), "")
+	if err != nil {
+		return fmt.Errorf("follow %s: look for the file it named: %w", st.Path, err)
+	}
+	if f == nil {
+		return nil
+	}
+	rf := &rotatedFile{fileCursor: st.fileCursor, Name: name, f: f, size: -1, lastGrew: time.Now()}
+	st.Rotated = append(st.Rotated, rf)
+	fw.in.Log.Info("a followed file was "+why+": reading it to its end, then the path's new file", "path", st.Path, "now", name,
+		"session", rf.Session, "offset", rf.Offset)
+	fw.newGeneration(st, why)
+	// Saved now, so that a restart reads the rotated file under its new
+	// name even when the path has no file yet.
+	return fw.save(ctx, st)
+}
+
+// readRotated reads what is new in the files rotated away from st's path,
+// and lets go of those that have not grown for RotatedGrace.
+func (fw *follower) readRotated(ctx context.Context, st *followState) error {
+	if len(st.Rotated) == 0 {
+		return nil
+	}
+	kept := st.Rotated[:0:0]
+	changed := false
+	for _, rf := range st.Rotated {
+		done, err := fw.readRotatedFile(ctx, st, rf)
+		if err != nil {
+			return err
+		}
+		if done {
+			if rf.f != nil {
+				_ = rf.f.Close() // read-only
+				rf.f = nil
+			}
+			changed = true
+			continue
+		}
+		kept = append(kept, rf)
+	}
+	if !changed {
+		return nil
+	}
+	st.Rotated = kept
+	return fw.save(ctx, st)
+}
+
+// readRotatedFile reads what is new in rf; it reports true when rf is done
+// with.
+func (fw *follower) readRotatedFile(ctx context.Context, st *followState, rf *rotatedFile) (bool, error) {
+	if rf.f == nil {
+		// Loaded from the bucket: find the file again, by identity.
+		name, f, err := findFile(filepath.Dir(rf.Name), rf.id(), rf.Name)
+		if err != nil {
+			return false, fmt.Errorf("follow %s: look for %s: %w", st.Path, rf.Name, err)
+		}
+		if f == nil {
+			fw.in.Log.Warn("a file rotated away from a followed path is gone; lines it got after the last save are not read",
+				"path", st.Path, "was", rf.Name, "session", rf.Session, "offset", rf.Offset)
+			return true, nil
+		}
+		rf.Name, rf.f, rf.size, rf.lastGrew = name, f, -1, time.Now()
+		fw.in.Log.Info("reading on a file rotated away from a followed path", "path", st.Path, "now", name, "session", rf.Session, "offset", rf.Offset)
+	}
+	info, err := rf.f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("follow %s: %w", rf.Name, err)
+	}
+	if info.Size() == rf.size && info.ModTime().Equal(rf.modTime) {
+		if time.Since(rf.lastGrew) < fw.opts.RotatedGrace {
+			return false, nil
+		}
+		if info.Size() > rf.Offset {
+			fw.in.Log.Warn("a rotated file ends with a line without its newline; it is not published",
+				"file", rf.Name, "session", rf.Session, "bytes", info.Size()-rf.Offset)
+		}
+		fw.in.Log.Info("done with a rotated file", "file", rf.Name, "session", rf.Session, "frames", rf.Ordinal)
+		return true, nil
+	}
+	if info.Size() < rf.Offset {
+		fw.in.Log.Warn("a rotated file shrank; not reading it further", "file", rf.Name, "session", rf.Session)
+		return true, nil
+	}
+	if rf.Dialect == "" || rf.Dialect == AutoDialect {
+		d, ok, err := fw.sniffOpen(rf.f, info.Size())
+		if err != nil {
+			return false, fmt.Errorf("follow %s: %w", rf.Name, err)
+		}
+		if !ok {
+			fw.in.Log.Warn("not reading a rotated file whose dialect cannot be told", "file", rf.Name)
+			return true, nil
+		}
+		rf.Dialect = d
+	}
+	for {
+		n, err := fw.read(ctx, rf.f, rf.Name, &rf.fileCursor, st)
+		if err != nil {
+			return false, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	rf.size, rf.modTime, rf.lastGrew = info.Size(), info.ModTime(), time.Now()
+	return false, nil
+}
+
+// sniffOpen is the dialect of an open file: opts.Dialect, or sniffed.
+func (fw *follower) sniffOpen(f *os.File, size int64) (string, bool, error) {
+	if fw.opts.Dialect != AutoDialect {
+		return fw.opts.Dialect, true, nil
+	}
+	lines, err := firstLines(io.NewSectionReader(f, 0, size), sniffMaxLines, sniffMaxBytes)
+	if err != nil {
+		return "", false, err
+	}
+	d, ok := adapters.Sniff(lines)
+	return d, ok, nil
+}
+
+// findFile looks in dir for the file whose identity is id, trying the name
+// hint first, and opens it; it returns a nil file when there is none.
+func findFile(dir string, id fileID, hint string) (string, *os.File, error) {
+	if !id.known() {
+		return "", nil, nil
+	}
+	open := func(name string) *os.File {
+		f, err := os.Open(name) //nolint:gosec // a file rotated away from one the user names
+		if err != nil {
+			return nil
+		}
+		// Checked on the open file: the name may have moved on meanwhile.
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && identify(info) == id {
+			return f
+		}
+		_ = f.Close() // read-only
+		return nil
+	}
+	if hint != "" {
+		if f := open(hint); f != nil {
+			return hint, f, nil
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || identify(info) != id {
+			continue // gone meanwhile, or another file
+		}
+		name := filepath.Join(dir, e.Name())
+		if f := open(name); f != nil {
+			return name, f, nil
+		}
+	}
+	return "", nil, nil
 }
 
 // replaced says whether the file is no longer the one st describes.
@@ -329,23 +634,24 @@ func (fw *follower) dialect(path string, st *followState) (string, error) {
 	return d, nil
 }
 
-// read publishes the complete lines after st.Offset, up to followBatch
-// bytes, waits until they are stored and saves the new offset. It returns
-// how many bytes it consumed.
-func (fw *follower) read(ctx context.Context, f *os.File, st *followState) (int64, error) {
-	if _, err := f.Seek(st.Offset, io.SeekStart); err != nil {
-		return 0, fmt.Errorf("follow %s: %w", st.Path, err)
+// read publishes the complete lines of f (named name) after c.Offset, up
+// to followBatch bytes, waits until they are stored and saves st, of which
+// c is the current file or a rotated one. It returns how many bytes it
+// consumed.
+func (fw *follower) read(ctx context.Context, f *os.File, name string, c *fileCursor, st *followState) (int64, error) {
+	if _, err := f.Seek(c.Offset, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("follow %s: %w", name, err)
 	}
 	br := bufio.NewReaderSize(f, readBufferSize)
 	var consumed int64
-	ordinal := st.Ordinal
+	ordinal := c.Ordinal
 	for consumed < followBatch {
 		line, err := br.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
 			break // a partial last line waits for its newline
 		}
 		if err != nil {
-			return 0, fmt.Errorf("follow %s: %w", st.Path, err)
+			return 0, fmt.Errorf("follow %s: %w", name, err)
 		}
 		consumed += int64(len(line))
 		line = bytes.TrimSuffix(line, []byte("\n"))
@@ -354,11 +660,11 @@ func (fw *follower) read(ctx context.Context, f *os.File, st *followState) (int6
 		}
 		ordinal++
 		err = fw.in.Pub.PublishAt(ctx, Frame{
-			SessionKey: st.Session, Dialect: st.Dialect, Provider: fw.in.Provider,
+			SessionKey: c.Session, Dialect: c.Dialect, Provider: fw.in.Provider,
 			Bytes: line, ReceivedAt: fw.in.now(),
 		}, ordinal)
 		if err != nil {
-			return 0, fmt.Errorf("follow %s: %w", st.Path, err)
+			return 0, fmt.Errorf("follow %s: %w", name, err)
 		}
 	}
 	if consumed == 0 {
@@ -367,22 +673,23 @@ func (fw *follower) read(ctx context.Context, f *os.File, st *followState) (int6
 	fctx, cancel := flushContext(ctx)
 	defer cancel()
 	if err := fw.in.Pub.Flush(fctx); err != nil {
-		return 0, fmt.Errorf("follow %s: %w", st.Path, err)
+		return 0, fmt.Errorf("follow %s: %w", name, err)
 	}
-	next := *st
-	next.Offset += consumed
-	next.Ordinal = ordinal
-	if st.Offset < fingerprintLen || st.Head == "" {
-		head, err := fingerprint(f, next.Offset)
+	prev := *c
+	c.Offset += consumed
+	c.Ordinal = ordinal
+	if prev.Offset < fingerprintLen || prev.Head == "" {
+		head, err := fingerprint(f, c.Offset)
 		if err != nil {
-			return 0, fmt.Errorf("follow %s: %w", st.Path, err)
+			*c = prev
+			return 0, fmt.Errorf("follow %s: %w", name, err)
 		}
-		next.Head = head
+		c.Head = head
 	}
-	if err := fw.save(ctx, &next); err != nil {
+	if err := fw.save(ctx, st); err != nil {
+		*c = prev
 		return 0, err
 	}
-	*st = next
 	return consumed, nil
 }
 
@@ -391,7 +698,7 @@ func (fw *follower) read(ctx context.Context, f *os.File, st *followState) (int6
 func (fw *follower) save(ctx context.Context, st *followState) error {
 	b, err := json.Marshal(st)
 	if err != nil {
-		return err
+		return fmt.Errorf("encode the offset of %s: %w", st.Path, err)
 	}
 	sctx, cancel := flushContext(ctx)
 	defer cancel()

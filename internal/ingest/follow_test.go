@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,4 +151,169 @@ func TestFollowFileThatAppearsLater(t *testing.T) {
 	f.waitRaw(t, 2)
 	fl.stop(t)
 	checkFollowed(t, f, map[string]string{ingest.FileSessionKey(path): frameLines("x", 1, 2)})
+}
+
+// TestFollowRotation renames a followed file away and creates a new one in
+// its place, while its writer goes on appending to the renamed file: the
+// renamed file is read to its end under its session key, the new one is
+// the next generation, and every line is published once, in order.
+func TestFollowRotation(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	appendFile(t, path, frameLines("a", 1, 3))
+	fl := startFollower(t, f, dir)
+	f.waitRaw(t, 3)
+
+	// The writer still holds the renamed file; the path names nothing for
+	// a few polls.
+	w, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	defer func() { _ = w.Close() }()
+	require.NoError(t, os.Rename(path, path+".1"))
+	_, err = w.WriteString(frameLines("a", 4, 5))
+	require.NoError(t, err)
+	f.waitRaw(t, 5)
+
+	// The new file appears; the writer writes a last line to the old one
+	// before it reopens the path.
+	appendFile(t, path, frameLines("b", 1, 2))
+	_, err = w.WriteString(frameLines("a", 6, 6) + `{"type":"item","partial":`)
+	require.NoError(t, err)
+	f.waitRaw(t, 8)
+	_, err = w.WriteString("true}\n")
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	appendFile(t, path, frameLines("b", 3, 3))
+	f.waitRaw(t, 10)
+
+	// Rotated again: app.jsonl.1 → .2 (still read to its end if it
+	// grew), app.jsonl → .1, and a third file.
+	require.NoError(t, os.Rename(path+".1", path+".2"))
+	require.NoError(t, os.Rename(path, path+".1"))
+	appendFile(t, path+".1", frameLines("b", 4, 4))
+	appendFile(t, path, frameLines("c", 1, 1))
+	f.waitRaw(t, 12)
+	fl.stop(t)
+
+	key := ingest.FileSessionKey(path)
+	checkFollowed(t, f, map[string]string{
+		key:        frameLines("a", 1, 6) + `{"type":"item","partial":true}` + "\n",
+		key + "#2": frameLines("b", 1, 4),
+		key + "#3": frameLines("c", 1, 1),
+	})
+}
+
+// TestFollowRotationWhileStopped rotates a followed file while the
+// follower is not running: started again, it finds the renamed file by
+// its inode and reads the rest of it, then the new file, and a further
+// restart publishes nothing again.
+func TestFollowRotationWhileStopped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	appendFile(t, path, frameLines("a", 1, 3))
+	fl := startFollower(t, f, path)
+	f.waitRaw(t, 3)
+	fl.stop(t)
+
+	require.NoError(t, os.Rename(path, filepath.Join(dir, "app.jsonl.1")))
+	appendFile(t, filepath.Join(dir, "app.jsonl.1"), frameLines("a", 4, 5))
+	appendFile(t, path, frameLines("b", 1, 2))
+	fl = startFollower(t, f, path)
+	f.waitRaw(t, 7)
+	appendFile(t, filepath.Join(dir, "app.jsonl.1"), frameLines("a", 6, 6))
+	appendFile(t, path, frameLines("b", 3, 3))
+	f.waitRaw(t, 9)
+	fl.stop(t)
+
+	// Killed while the rotated file is still being read: the bucket says
+	// where it went, and nothing is read twice.
+	appendFile(t, filepath.Join(dir, "app.jsonl.1"), frameLines("a", 7, 7))
+	fl = startFollower(t, f, path)
+	f.waitRaw(t, 10)
+	fl.stop(t)
+
+	key := ingest.FileSessionKey(path)
+	checkFollowed(t, f, map[string]string{
+		key:        frameLines("a", 1, 7),
+		key + "#2": frameLines("b", 1, 3),
+	})
+	require.Contains(t, f.logs.String(), "reading it to its end")
+}
+
+// TestFollowOffsetsOfAnEarlierVersion resumes from an offsets entry
+// without the file's identity, as earlier versions wrote them: it goes on
+// where the entry says, and follows a rotation once it has seen the file.
+func TestFollowOffsetsOfAnEarlierVersion(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	appendFile(t, path, frameLines("a", 1, 2))
+	fl := startFollower(t, f, path)
+	f.waitRaw(t, 2)
+	fl.stop(t)
+
+	kv, err := f.js.KeyValue(t.Context(), ingest.OffsetsBucket)
+	require.NoError(t, err)
+	keys, err := kv.ListKeys(t.Context())
+	require.NoError(t, err)
+	var names []string
+	for k := range keys.Keys() {
+		names = append(names, k)
+	}
+	require.Len(t, names, 1)
+	e, err := kv.Get(t.Context(), names[0])
+	require.NoError(t, err)
+	var entry map[string]any
+	require.NoError(t, json.Unmarshal(e.Value(), &entry))
+	require.Contains(t, entry, "ino", "this version keeps the identity")
+	old := map[string]any{}
+	for _, k := range []string{"path", "generation", "session", "dialect", "offset", "ordinal", "head"} {
+		old[k] = entry[k]
+	}
+	b, err := json.Marshal(old)
+	require.NoError(t, err)
+	_, err = kv.Put(t.Context(), names[0], b)
+	require.NoError(t, err)
+
+	appendFile(t, path, frameLines("a", 3, 3))
+	fl = startFollower(t, f, path)
+	f.waitRaw(t, 3)
+	w, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(path, path+".1"))
+	appendFile(t, path, frameLines("b", 1, 1))
+	_, err = w.WriteString(frameLines("a", 4, 4))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	f.waitRaw(t, 5)
+	fl.stop(t)
+
+	key := ingest.FileSessionKey(path)
+	checkFollowed(t, f, map[string]string{key: frameLines("a", 1, 4), key + "#2": frameLines("b", 1, 1)})
+}
+
+// TestFollowRenamedBack renames a followed file away and back: it stays
+// one session, read once.
+func TestFollowRenamedBack(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.jsonl")
+	appendFile(t, path, frameLines("a", 1, 2))
+	fl := startFollower(t, f, path)
+	f.waitRaw(t, 2)
+	require.NoError(t, os.Rename(path, path+".tmp"))
+	appendFile(t, path+".tmp", frameLines("a", 3, 3))
+	f.waitRaw(t, 3)
+	require.NoError(t, os.Rename(path+".tmp", path))
+	time.Sleep(50 * time.Millisecond) // a few polls see it back
+	appendFile(t, path, frameLines("a", 4, 4))
+	f.waitRaw(t, 4)
+	fl.stop(t)
+	checkFollowed(t, f, map[string]string{ingest.FileSessionKey(path): frameLines("a", 1, 4)})
 }
