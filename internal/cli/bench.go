@@ -16,6 +16,7 @@ func newBenchCommand() *cobra.Command {
 		frames     int
 		recordings string
 		cpuProfile string
+		memProfile string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -41,12 +42,22 @@ subscriber), and rss_peak_mb of the process.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if memProfile != "" {
+				f, err := os.Create(memProfile) //nolint:gosec // the file the user names
+				if err != nil {
+					return fmt.Errorf("bench: --memprofile: %w", err)
+				}
+				defer func() { _ = f.Close() }()
+				// Written when the figures are done: what the run still holds.
+				defer func() { _ = pprof.Lookup("heap").WriteTo(f, 0) }()
+			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 			return bench.Run(cmd.Context(), bench.Config{Recordings: recordings, Frames: frames, Out: cmd.OutOrStdout(), Log: log})
 		},
 	}
 	cmd.Flags().IntVar(&frames, "frames", 50000, "frames to push through the pipeline figures")
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
+	cmd.Flags().StringVar(&memProfile, "memprofile", "", "write a heap profile to `FILE` when the run ends (go tool pprof)")
 	cmd.Flags().StringVar(&recordings, "recordings", "testdata/recordings", "directory of recordings used as load")
 	return cmd
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Event is one canonical runtime event (EVENTS.md §1.1). Every id field
@@ -94,7 +96,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	a := eventAlias(e)
 	a.CreatedAt = a.CreatedAt.UTC()
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	enc := jsonv1.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(eventOut{eventAlias: &a, Type: e.Payload.Kind(), Payload: e.Payload, Raw: e.Raw}); err != nil {
 		return nil, fmt.Errorf("encode %s event: %w", e.Payload.Kind(), err)

@@ -27,6 +27,7 @@ var (
 	timeType       = reflect.TypeFor[time.Time]()
 	enumType       = reflect.TypeFor[enum]()
 	fieldCache     sync.Map // reflect.Type -> []field
+	enumCache      sync.Map // reflect.Type -> []string
 )
 
 // fieldsOf lists the JSON members of struct type t in declaration order,
@@ -79,8 +80,16 @@ func fieldsOf(t reflect.Type) []field {
 
 // enumValuesOf returns the allowed values of an enum type, or nil.
 func enumValuesOf(t reflect.Type) []string {
-	if t.Kind() != reflect.String || !t.Implements(enumType) {
+	if t.Kind() != reflect.String {
 		return nil
 	}
-	return reflect.Zero(t).Interface().(enum).enumValues()
+	if vs, ok := enumCache.Load(t); ok {
+		return vs.([]string)
+	}
+	var vs []string
+	if t.Implements(enumType) {
+		vs = reflect.Zero(t).Interface().(enum).enumValues()
+	}
+	enumCache.Store(t, vs)
+	return vs
 }

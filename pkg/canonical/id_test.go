@@ -150,3 +150,18 @@ func FuzzDeriveID(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIsCanonicalID holds the hand-written check to its definition: a
+// string uuid.Parse reads and prints back unchanged.
+func FuzzIsCanonicalID(f *testing.F) {
+	f.Add("6f1c7a52-9a3e-5d0b-8f43-2b6a8c0e4d17")
+	f.Add("6F1C7A52-9A3E-5D0B-8F43-2B6A8C0E4D17")
+	f.Add("{6f1c7a52-9a3e-5d0b-8f43-2b6a8c0e4d17}")
+	f.Add("6f1c7a529a3e5d0b8f432b6a8c0e4d17")
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := uuid.Parse(s)
+		if want := err == nil && u.String() == s; IsCanonicalID(s) != want {
+			t.Fatalf("IsCanonicalID(%q) = %v, want %v", s, !want, want)
+		}
+	})
+}

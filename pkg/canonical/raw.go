@@ -121,6 +121,16 @@ func NewRaw(source, method, messageType string, frame []byte) Raw {
 	return r
 }
 
+// checkPayload is Frame's check of Payload without the copy Frame returns:
+// JSON payloads are checked as JSON by Validate's field rules already.
+func (r Raw) checkPayload() error {
+	if r.Encoding == RawJSON {
+		return nil
+	}
+	_, err := r.Frame()
+	return err
+}
+
 // Frame returns the frame's bytes exactly as they were received.
 func (r Raw) Frame() ([]byte, error) {
 	switch r.Encoding {

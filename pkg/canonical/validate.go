@@ -1,14 +1,14 @@
 package canonical
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
+	"github.com/agentwire/agentwire/internal/jsonscan"
 )
 
 // Validate checks an event against the rules of its type: required fields,
@@ -18,7 +18,7 @@ import (
 // ErrInvalidEvent) holds for the result.
 func Validate(e Event) error {
 	var errs []error
-	errs = validateStruct(errs, "", reflect.ValueOf(e))
+	errs = validateStruct(errs, nil, reflect.ValueOf(e))
 	switch {
 	case e.Payload == nil:
 		errs = append(errs, &FieldError{Field: "payload", Rule: "is required"})
@@ -29,39 +29,57 @@ func Validate(e Event) error {
 		if pv.IsNil() {
 			errs = append(errs, &FieldError{Field: "payload", Rule: "is required"})
 		} else {
-			errs = validateStruct(errs, "payload", pv.Elem())
+			errs = validateStruct(errs, &path{name: "payload"}, pv.Elem())
 		}
 	}
 	if e.Raw != nil {
-		errs = validateStruct(errs, "raw", reflect.ValueOf(*e.Raw))
+		errs = validateStruct(errs, &path{name: "raw"}, reflect.ValueOf(*e.Raw))
 		if e.Raw.Encoding == RawRef {
 			if ref, err := e.Raw.Reference(); err != nil || (ref.Stream == "") == (ref.Bucket == "") {
 				errs = append(errs, &FieldError{Field: "raw.payload", Rule: "must be a reference to a stream message or an object"})
 			}
-		} else if _, err := e.Raw.Frame(); err != nil && e.Raw.Encoding.Valid() {
+		} else if err := e.Raw.checkPayload(); err != nil && e.Raw.Encoding.Valid() {
 			errs = append(errs, &FieldError{Field: "raw.payload", Rule: "must hold the frame in the stated encoding"})
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
+// path names the field being validated. It is a chain of frames on the
+// stack, spelled out only when a rule fails: most events break none, and
+// building every field's name would cost more than checking it.
+type path struct {
+	parent *path
+	name   string // a member's name, or a suffix such as " key"
+	index  int    // an element's index, when name is ""
 }
 
-func validateStruct(errs []error, path string, v reflect.Value) []error {
+func (p *path) String() string {
+	if p == nil {
+		return ""
+	}
+	parent := p.parent.String()
+	switch {
+	case p.name == "":
+		return parent + "[" + strconv.Itoa(p.index) + "]"
+	case parent == "":
+		return p.name
+	case p.name[0] == ' ':
+		return parent + p.name
+	}
+	return parent + "." + p.name
+}
+
+func validateStruct(errs []error, at *path, v reflect.Value) []error {
 	for _, f := range fieldsOf(v.Type()) {
-		errs = validateValue(errs, join(path, f.name), v.FieldByIndex(f.index), f)
+		errs = validateValue(errs, &path{parent: at, name: f.name}, v.FieldByIndex(f.index), f)
 	}
 	return errs
 }
 
-func validateValue(errs []error, path string, v reflect.Value, f field) []error {
+func validateValue(errs []error, at *path, v reflect.Value, f field) []error {
 	fail := func(rule, value string) []error {
-		return append(errs, &FieldError{Field: path, Rule: rule, Value: value})
+		return append(errs, &FieldError{Field: at.String(), Rule: rule, Value: value})
 	}
 	t := v.Type()
 	switch t {
@@ -73,7 +91,7 @@ func validateValue(errs []error, path string, v reflect.Value, f field) []error 
 			}
 			return errs
 		}
-		if !json.Valid(raw) {
+		if !jsonscan.Valid(raw) {
 			return fail("must be valid JSON", "")
 		}
 		return errs
@@ -92,9 +110,9 @@ func validateValue(errs []error, path string, v reflect.Value, f field) []error 
 			return errs
 		}
 		f.required = true
-		return validateValue(errs, path, v.Elem(), f)
+		return validateValue(errs, at, v.Elem(), f)
 	case reflect.String:
-		return validateString(errs, path, v.String(), enumValuesOf(t), f)
+		return validateString(errs, at, v.String(), enumValuesOf(t), f)
 	case reflect.Slice:
 		if v.IsNil() {
 			if f.required {
@@ -104,7 +122,7 @@ func validateValue(errs []error, path string, v reflect.Value, f field) []error 
 		}
 		elem := field{typ: t.Elem(), required: true, allowEmpty: true}
 		for i := range v.Len() {
-			errs = validateValue(errs, fmt.Sprintf("%s[%d]", path, i), v.Index(i), elem)
+			errs = validateValue(errs, &path{parent: at, index: i}, v.Index(i), elem)
 		}
 		return errs
 	case reflect.Map:
@@ -119,12 +137,12 @@ func validateValue(errs []error, path string, v reflect.Value, f field) []error 
 		iter := v.MapRange()
 		for iter.Next() {
 			key := iter.Key().String()
-			errs = validateString(errs, path+" key", key, keyEnum, field{required: true})
-			errs = validateValue(errs, join(path, key), iter.Value(), elem)
+			errs = validateString(errs, &path{parent: at, name: " key"}, key, keyEnum, field{required: true})
+			errs = validateValue(errs, &path{parent: at, name: key}, iter.Value(), elem)
 		}
 		return errs
 	case reflect.Struct:
-		return validateStruct(errs, path, v)
+		return validateStruct(errs, at, v)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if f.nonNeg && v.Int() < 0 {
 			return fail("must not be negative", fmt.Sprint(v.Int()))
@@ -142,9 +160,9 @@ func validateValue(errs []error, path string, v reflect.Value, f field) []error 
 	return errs
 }
 
-func validateString(errs []error, path, s string, values []string, f field) []error {
+func validateString(errs []error, at *path, s string, values []string, f field) []error {
 	fail := func(rule string, err error) []error {
-		return append(errs, &FieldError{Field: path, Rule: rule, Value: s, err: err})
+		return append(errs, &FieldError{Field: at.String(), Rule: rule, Value: s, err: err})
 	}
 	switch {
 	case s == "":
@@ -156,8 +174,8 @@ func validateString(errs []error, path, s string, values []string, f field) []er
 	case f.uuid && !IsCanonicalID(s):
 		return fail("must be a canonical id (lower-case UUID)", nil)
 	case f.slug:
-		if err := checkSlug(path, s); err != nil {
-			return append(errs, err)
+		if checkSlug("", s) != nil {
+			return append(errs, checkSlug(at.String(), s))
 		}
 	}
 	return errs
@@ -166,6 +184,21 @@ func validateString(errs []error, path, s string, values []string, f field) []er
 // IsCanonicalID reports whether s has the form of an agentwire id: a UUID in
 // its lower-case, hyphenated form.
 func IsCanonicalID(s string) bool {
-	u, err := uuid.Parse(s)
-	return err == nil && u.String() == s
+	if len(s) != 36 {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }

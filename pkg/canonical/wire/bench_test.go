@@ -5,12 +5,16 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	cenats "github.com/cloudevents/sdk-go/protocol/nats_jetstream/v2"
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/event"
 
+	"github.com/agentwire/agentwire/pkg/adapters"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 	"github.com/agentwire/agentwire/pkg/canonical/wire"
 )
@@ -100,4 +104,56 @@ func BenchmarkDecodeBinarySDK(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkEncodeRecordings encodes what the adapters make of every
+// recording: the normalizer's mix of events, raw frames included.
+func BenchmarkEncodeRecordings(b *testing.B) {
+	events := recordedEvents(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, e := range events {
+			if _, err := wire.ToNATS(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*len(events))/b.Elapsed().Seconds(), "events/s")
+}
+
+func recordedEvents(b *testing.B) []canonical.Event {
+	b.Helper()
+	paths, err := filepath.Glob("../../../testdata/recordings/*/*.jsonl")
+	if err != nil || len(paths) == 0 {
+		b.Fatalf("no recordings: %v", err)
+	}
+	var events []canonical.Event
+	for i, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, ok := adapters.Sniff(bytes.Split(data, []byte("\n")))
+		if !ok {
+			continue
+		}
+		a, err := adapters.Lookup(d)
+		if err != nil {
+			continue
+		}
+		s := a.NewSession("")
+		var ordinal uint64
+		for line := range bytes.SplitSeq(data, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			ordinal++
+			evs, err := s.Map(adapter.Frame{Bytes: line, Dialect: d, Tenant: "bench", SessionKey: "bench/" + strconv.Itoa(i), Ordinal: ordinal, ReceivedAt: time.Unix(1, 0)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			events = append(events, evs...)
+		}
+	}
+	return events
 }
