@@ -84,7 +84,7 @@ Ingesting the same file twice stores nothing new (JetStream's duplicate window).
 	pf.StringVar(&f.provider, "provider", "", "attribute the frames to this provider instead of the dialect's")
 	pf.StringVar(&f.session, "session", "", "session key of a single input (default: derived from the source)")
 	cmd.AddCommand(newIngestFileCommand(&f), newIngestStdinCommand(&f), newIngestExecCommand(&f), newIngestProxyCommand(&f),
-		newIngestServeCommand(&f), newIngestTokenHashCommand())
+		newIngestFlushCommand(&f), newIngestServeCommand(&f), newIngestTokenHashCommand())
 	return cmd
 }
 
@@ -371,6 +371,7 @@ func exitStatus(code int) int {
 func newIngestProxyCommand(f *ingestFlags) *cobra.Command {
 	var bufferDir string
 	var bufferMax int64
+	var drainTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "proxy --dialect codex-app-server|acp|claude-stream -- CMD [ARG ...]",
 		Short: "Run a stdio agent between the controlling app and ingest both directions",
@@ -381,7 +382,13 @@ writes on stdout, "client" for what the app writes to its stdin. Stderr lines an
 status are diagnostic frames as for exec. Publishing never slows the agent: frames go
 through a bounded on-disk buffer (--buffer-dir, --buffer-max) that holds them while NATS is
 away; when it is full, frames are dropped, counted and said on stderr. Signals (SIGINT,
-SIGTERM) are forwarded; proxy exits with CMD's exit code.`,
+SIGTERM) are forwarded; proxy exits with CMD's exit code.
+
+After CMD exits, proxy waits up to --drain-timeout for NATS to store what is still
+buffered. What it did not store stays in --buffer-dir, with its tenant, session and
+ordinals: the next proxy run with the same --buffer-dir publishes it in the background (as
+it does the buffer of a proxy that crashed), or ` + "`agentwire ingest flush`" + ` does at once.
+Frames keep their message ids, so a frame stored twice is stored once.`,
 		Example: `  agentwire ingest proxy --dialect codex-app-server -- codex app-server
   agentwire ingest proxy --dialect acp -- cursor-agent acp`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -400,6 +407,9 @@ SIGTERM) are forwarded; proxy exits with CMD's exit code.`,
 			}
 			if bufferMax <= 0 {
 				return Usagef("ingest proxy: --buffer-max must be positive")
+			}
+			if drainTimeout <= 0 {
+				return Usagef("ingest proxy: --drain-timeout must be positive")
 			}
 			p, err := f.validate(log, "ingest proxy", false)
 			if err != nil {
@@ -434,22 +444,25 @@ SIGTERM) are forwarded; proxy exits with CMD's exit code.`,
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			defer signal.Stop(sigs)
 			res, err := in.Proxy(context.WithoutCancel(ctx), ingest.ProxyOptions{
-				Args:      args,
-				Connect:   connect,
-				Session:   ingest.Session{Key: f.session, Dialect: f.dialect},
-				Stdin:     cmd.InOrStdin(),
-				Stdout:    cmd.OutOrStdout(),
-				Stderr:    cmd.ErrOrStderr(),
-				Signals:   sigs,
-				BufferDir: bufferDir,
-				BufferMax: bufferMax,
+				Args:         args,
+				Connect:      connect,
+				Session:      ingest.Session{Key: f.session, Dialect: f.dialect},
+				Tenant:       f.tenant,
+				Stdin:        cmd.InOrStdin(),
+				Stdout:       cmd.OutOrStdout(),
+				Stderr:       cmd.ErrOrStderr(),
+				Signals:      sigs,
+				BufferDir:    bufferDir,
+				BufferMax:    bufferMax,
+				DrainTimeout: drainTimeout,
 			})
 			if err != nil && res.SessionKey == "" {
 				return fmt.Errorf("ingest proxy %s: %w", filepath.Base(args[0]), err)
 			}
 			if err != nil {
-				// The agent ran: its exit code wins; the loss is on the log.
-				log.Error("ingest proxy: not every frame was stored", "err", err, "left", res.Left, "dropped", res.Dropped)
+				// The agent ran: its exit code wins; the failure is on the
+				// log (frames not stored are kept in LeftIn).
+				log.Error("ingest proxy: publishing failed", "err", err, "left", res.Left, "kept_in", res.LeftIn, "dropped", res.Dropped)
 			}
 			if res.ExitCode != 0 {
 				return &exitCodeError{code: exitStatus(res.ExitCode)}
@@ -457,8 +470,56 @@ SIGTERM) are forwarded; proxy exits with CMD's exit code.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&bufferDir, "buffer-dir", ingest.DefaultBufferDir(), "directory of the on-disk buffer that holds frames while NATS is away")
+	cmd.Flags().StringVar(&bufferDir, "buffer-dir", ingest.DefaultBufferDir(), "directory of the on-disk buffer that holds frames while NATS is away, and after the agent exits until they are stored")
 	cmd.Flags().Int64Var(&bufferMax, "buffer-max", ingest.DefaultBufferMax, "bytes the on-disk buffer may hold; frames past it are dropped and counted")
+	cmd.Flags().DurationVar(&drainTimeout, "drain-timeout", 10*time.Second, "after the agent exits, how long to wait for NATS to store what is buffered (the rest stays in --buffer-dir)")
 	cmd.Flags().SetInterspersed(false)
+	return cmd
+}
+
+func newIngestFlushCommand(f *ingestFlags) *cobra.Command {
+	var bufferDir string
+	cmd := &cobra.Command{
+		Use:   "flush",
+		Short: "Publish the frames proxies left in their on-disk buffer",
+		Long: `Publish, now, the frames that ` + "`ingest proxy`" + ` runs left in --buffer-dir because NATS
+did not store them before the agent exited (or because the proxy crashed), and wait until
+JetStream has stored them. Each frame goes to its own tenant and session with its own
+ordinal, so frames already stored are not stored again. Buffers of proxies still running
+are left to them. The next proxy run does the same in the background; flush is for when
+none is coming soon. --tenant, --dialect, --provider and --session do not apply.`,
+		Example: `  agentwire ingest flush
+  agentwire ingest flush --buffer-dir /var/lib/agentwire/proxy`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			log := ingestLogger(cmd.ErrOrStderr())
+			nc, js, err := bus.Connect(ctx, f.natsURL, "agentwire-ingest-flush", log)
+			if err != nil {
+				return fmt.Errorf("ingest flush: %w", err)
+			}
+			defer nc.Close()
+			layout, err := bus.Ensure(ctx, js, bus.Config{})
+			if err != nil {
+				return fmt.Errorf("ingest flush: apply the JetStream layout: %w", err)
+			}
+			sum, err := ingest.ResumeSpools(ctx, layout, bufferDir, log)
+			buffers := "buffers"
+			if sum.Spools == 1 {
+				buffers = "buffer"
+			}
+			if _, perr := fmt.Fprintf(cmd.OutOrStdout(), "flushed %d frames of %d %s from %s\n", sum.Frames, sum.Spools, buffers, bufferDir); perr != nil && err == nil {
+				err = perr
+			}
+			if sum.Busy > 0 {
+				log.Info("left the buffers of proxies still running to them", "buffers", sum.Busy)
+			}
+			if err != nil {
+				return fmt.Errorf("ingest flush %s: %w", bufferDir, err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&bufferDir, "buffer-dir", ingest.DefaultBufferDir(), "the --buffer-dir of the proxies")
 	return cmd
 }

@@ -23,7 +23,9 @@
 // (a message is queued just before it is forwarded, so an answer always
 // follows what it answers). Its stderr lines and exit status are the
 // diagnostic frames of exec. Frames pass through a bounded on-disk buffer
-// (Spool), so NATS outages never slow the agent.
+// (Spool), so NATS outages never slow the agent; what NATS has not stored
+// when the proxy exits stays there, numbered, for the next proxy run or
+// `ingest flush` to publish (ResumeSpools).
 //
 // Re-ingesting a file publishes the same message ids: JetStream drops them
 // within its duplicate window, and the normalizer skips ordinals it has

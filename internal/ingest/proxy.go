@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -29,13 +31,26 @@ func ProxySessionKey(command string, start time.Time) string {
 const DefaultBufferMax = 256 << 20
 
 // DefaultBufferDir is the default directory of the proxies' on-disk
-// buffers: agentwire/proxy under the user cache directory.
+// buffers: agentwire/proxy in the user's state directory
+// ($XDG_STATE_HOME, else ~/.local/state; the user config directory on
+// macOS and Windows). Not the cache directory: frames NATS did not store
+// before a proxy exited wait there for the next run, and must not be
+// cleaned away with caches.
 func DefaultBufferDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
+	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "agentwire", "proxy")
 	}
-	return filepath.Join(dir, "agentwire", "proxy")
+	switch runtime.GOOS {
+	case "darwin", "ios", "windows", "plan9":
+		if dir, err := os.UserConfigDir(); err == nil {
+			return filepath.Join(dir, "agentwire", "proxy")
+		}
+	default:
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, ".local", "state", "agentwire", "proxy")
+		}
+	}
+	return filepath.Join(os.TempDir(), "agentwire", "proxy")
 }
 
 // ProxyOptions say what Proxy runs and where its streams go.
@@ -49,6 +64,10 @@ type ProxyOptions struct {
 	Connect func(ctx context.Context) (*Publisher, error)
 	// Session is the session of its frames (Key "" means ProxySessionKey).
 	Session Session
+	// Tenant owns the frames (the Ingester's Publisher's tenant when it
+	// has one); it is kept with the buffer for whoever publishes what the
+	// proxy left.
+	Tenant string
 	// Stdin is what the controlling app writes to the agent.
 	Stdin io.Reader
 	// Stdout and Stderr receive what the agent writes (nil: discarded).
@@ -58,13 +77,15 @@ type ProxyOptions struct {
 	// KillAfter is how long the agent may run on after ctx ends and it was
 	// sent SIGTERM, before it is killed. Default 10 seconds.
 	KillAfter time.Duration
-	// BufferDir holds the on-disk buffer (a directory per session in it);
-	// default DefaultBufferDir.
+	// BufferDir holds the on-disk buffer (a directory per run in it), and
+	// what earlier runs left there (see ResumeSpools): once connected,
+	// Proxy publishes that too. Default DefaultBufferDir.
 	BufferDir string
 	// BufferMax bounds the on-disk buffer in bytes; default DefaultBufferMax.
 	BufferMax int64
 	// DrainTimeout is how long Proxy waits, after the agent exited, for
-	// the frames still buffered to be stored. Default 10 seconds.
+	// the frames still buffered to be stored, and those earlier runs left.
+	// What is not stored by then stays in BufferDir. Default 10 seconds.
 	DrainTimeout time.Duration
 }
 
@@ -80,8 +101,13 @@ type ProxyResult struct {
 	Published uint64
 	// Dropped counts the frames lost because the buffer was full.
 	Dropped uint64
-	// Left counts the frames still buffered when the drain timed out.
+	// Left counts the frames not stored when the drain timed out; they
+	// stay on disk in LeftIn, for the next run or ResumeSpools.
 	Left uint64
+	// LeftIn is the directory of the frames left ("" when none are).
+	LeftIn string
+	// Resumed counts the frames of earlier runs' buffers published.
+	Resumed uint64
 }
 
 // proxy is the state of one Proxy call.
@@ -114,6 +140,13 @@ type proxy struct {
 // dropped, counted and said once on the log; the agent is never blocked.
 // Signals from opts.Signals are forwarded; EOF on opts.Stdin closes the
 // agent's stdin.
+//
+// After the agent exits, Proxy waits up to opts.DrainTimeout for the
+// frames still buffered to be stored. Those that are not stay in the
+// buffer directory with their session and ordinals (ProxyResult.LeftIn),
+// and the next Proxy with the same BufferDir publishes them once it is
+// connected (ResumeSpools), beside its own frames; so does the buffer of
+// a proxy that crashed.
 func (in *Ingester) Proxy(ctx context.Context, opts ProxyOptions) (ProxyResult, error) {
 	if len(opts.Args) == 0 {
 		return ProxyResult{}, errors.New("proxy: no command")
@@ -142,8 +175,19 @@ func (in *Ingester) Proxy(ctx context.Context, opts ProxyOptions) (ProxyResult, 
 	if opts.Stderr == nil {
 		opts.Stderr = io.Discard
 	}
+	tenant := opts.Tenant
+	if in.Pub != nil {
+		tenant = in.Pub.Tenant()
+	}
+	if tenant == "" {
+		return res, errors.New("proxy: no tenant")
+	}
 	sum := sha256.Sum256([]byte(s.Key))
-	spool, err := OpenSpool(filepath.Join(opts.BufferDir, hex.EncodeToString(sum[:12])), opts.BufferMax)
+	// Named after the session and the start, so that runs that share a
+	// --session still get buffers of their own.
+	spool, err := createSpool(opts.BufferDir, hex.EncodeToString(sum[:6])+"-"+strconv.FormatInt(start.UnixNano(), 36), SpoolMeta{
+		Tenant: tenant, Session: s.Key, Dialect: s.Dialect, Provider: string(in.Provider), Started: start,
+	}, opts.BufferMax)
 	if err != nil {
 		return res, fmt.Errorf("proxy: %w", err)
 	}
@@ -174,14 +218,21 @@ func (in *Ingester) Proxy(ctx context.Context, opts ProxyOptions) (ProxyResult, 
 
 	spooled := make(chan struct{})
 	go func() { defer close(spooled); p.spoolQueue() }()
-	pumpDone := make(chan struct{})
-	pumpStop := make(chan struct{})
+	// Publishing outlives ctx: the frames of a canceled run are still
+	// worth storing, until the drain timeout.
+	pubCtx, stopPublishing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPublishing()
+	var publishing sync.WaitGroup
 	var pumpErr error
 	var published uint64
-	go func() {
-		defer close(pumpDone)
-		published, pumpErr = p.pump(ctx, pumpStop)
-	}()
+	publishing.Go(func() {
+		published, pumpErr = p.pump(pubCtx, func() {
+			// Connected: what earlier runs left goes out beside this
+			// run's frames (other sessions: no order between them). Added
+			// while the pump is counted, so before Wait can return.
+			publishing.Go(func() { res.Resumed = p.resumeLeftovers(pubCtx) })
+		})
+	})
 
 	if opts.Stdin != nil {
 		go func() {
@@ -231,27 +282,31 @@ loop:
 	<-spooled
 	spool.CloseWrite()
 
-	select {
-	case <-pumpDone:
-	case <-time.After(opts.DrainTimeout):
-		in.Log.Warn("NATS did not take the buffered frames in time; leaving them", "after", opts.DrainTimeout, "bytes", spool.Size())
-		close(pumpStop)
-		<-pumpDone
-	}
+	drain := time.AfterFunc(opts.DrainTimeout, stopPublishing)
+	publishing.Wait()
+	drain.Stop()
 	res.Published = published
 	res.Dropped = spool.Dropped()
 	if res.Dropped > 0 {
 		in.Log.Warn("frames dropped: the buffer was full", "dropped", res.Dropped, "buffer_max", opts.BufferMax)
 	}
-	res.Left = uint64(spool.Records()) //nolint:gosec // a count
-	rmErr := spool.Remove()
-	in.Log.Info("agent exited", "code", exit.Code, "signal", exit.Signal, "agent", res.Agent, "client", res.Client,
-		"stderr", res.Stderr, "published", res.Published, "dropped", res.Dropped)
-	if pumpErr != nil && !errors.Is(pumpErr, errPumpStopped) {
-		return res, pumpErr
+	var spoolErr error
+	if res.Left = spool.Left(); res.Left > 0 {
+		res.LeftIn = spool.Dir()
+		spoolErr = spool.Leave()
+		in.Log.Warn("NATS did not store every frame in time: they are kept on disk, and published by the next "+
+			"`agentwire ingest proxy` with the same --buffer-dir, or at once by `agentwire ingest flush`",
+			"frames", res.Left, "dir", res.LeftIn, "buffer_dir", opts.BufferDir, "after", opts.DrainTimeout)
+	} else {
+		spoolErr = spool.Remove()
 	}
-	if res.Left > 0 {
-		return res, errors.Join(errors.New("proxy: some frames could not be stored before the timeout"), rmErr)
+	in.Log.Info("agent exited", "code", exit.Code, "signal", exit.Signal, "agent", res.Agent, "client", res.Client,
+		"stderr", res.Stderr, "published", res.Published, "dropped", res.Dropped, "left", res.Left)
+	if pumpErr != nil && !errors.Is(pumpErr, errPumpStopped) {
+		return res, errors.Join(pumpErr, spoolErr)
+	}
+	if spoolErr != nil {
+		return res, fmt.Errorf("proxy: %w", spoolErr)
 	}
 	return res, nil
 }
@@ -369,18 +424,11 @@ func (p *proxy) spoolQueue() {
 
 var errPumpStopped = errors.New("proxy: publishing stopped")
 
-// pump publishes the spool's records in order, flushing after each batch
-// and freeing what is stored.
-func (p *proxy) pump(ctx context.Context, stop <-chan struct{}) (uint64, error) {
-	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	go func() {
-		select {
-		case <-stop:
-			cancel()
-		case <-pctx.Done():
-		}
-	}()
+// pump publishes the spool's records in order, with the ordinals the
+// spool gave them, flushing after each batch and freeing what is stored,
+// until the spool is read to its end or ctx ends. connected is called
+// once it has a Publisher.
+func (p *proxy) pump(ctx context.Context, connected func()) (uint64, error) {
 	var published uint64
 	if p.in.Pub == nil {
 		if p.opts.Connect == nil {
@@ -388,46 +436,64 @@ func (p *proxy) pump(ctx context.Context, stop <-chan struct{}) (uint64, error) 
 		}
 		backoff := 250 * time.Millisecond
 		for {
-			pub, err := p.opts.Connect(pctx)
+			pub, err := p.opts.Connect(ctx)
 			if err == nil {
 				p.in.Pub = pub
 				break
 			}
-			if pctx.Err() != nil {
-				return 0, stopped(pctx, err)
+			if ctx.Err() != nil {
+				return 0, stopped(ctx, err)
 			}
 			p.in.Log.Warn("NATS is not reachable; the agent runs and its frames wait in the buffer", "err", err)
 			select {
 			case <-time.After(backoff):
-			case <-pctx.Done():
+			case <-ctx.Done():
 			}
 			backoff = min(2*backoff, 5*time.Second)
 		}
 	}
+	connected()
 	for {
-		recs, pos, err := p.spool.Next(stop, 512)
+		recs, pos, err := p.spool.Next(ctx.Done(), 512)
 		for _, r := range recs {
-			if _, perr := p.in.Pub.Publish(pctx, Frame{
+			if perr := p.in.Pub.PublishAt(ctx, Frame{
 				SessionKey: p.s.Key, Dialect: p.s.Dialect, Provider: p.in.Provider, Direction: r.dir,
 				Bytes: r.data, ReceivedAt: r.at,
-			}); perr != nil {
-				return published, stopped(pctx, fmt.Errorf("session %s: %w", p.s.Key, perr))
+			}, r.ordinal); perr != nil {
+				return published, stopped(ctx, fmt.Errorf("session %s: %w", p.s.Key, perr))
 			}
 		}
 		if len(recs) > 0 {
-			if ferr := p.in.Pub.Flush(pctx); ferr != nil {
-				return published, stopped(pctx, fmt.Errorf("flush: %w", ferr))
+			if ferr := p.in.Pub.Flush(ctx); ferr != nil {
+				return published, stopped(ctx, fmt.Errorf("flush: %w", ferr))
 			}
 			published += uint64(len(recs))
-			p.spool.Commit(pos)
+			if cerr := p.spool.Commit(pos, recs[len(recs)-1].ordinal); cerr != nil {
+				// The frames are stored; only a resumer would publish them
+				// again, and RAW's duplicate window drops them.
+				p.in.Log.Warn("the buffer could not record what is stored", "err", cerr)
+			}
 		}
 		if errors.Is(err, io.EOF) {
 			return published, nil
 		}
 		if err != nil {
-			return published, stopped(pctx, err)
+			return published, stopped(ctx, err)
 		}
 	}
+}
+
+// resumeLeftovers publishes what earlier runs left in the buffer
+// directory, until ctx ends; what is not stored by then stays.
+func (p *proxy) resumeLeftovers(ctx context.Context) uint64 {
+	sum, err := ResumeSpools(ctx, p.in.Pub.layout, p.opts.BufferDir, p.in.Log)
+	if err != nil && ctx.Err() == nil {
+		p.in.Log.Warn("publishing what earlier runs left in the buffer failed; the next run tries again", "dir", p.opts.BufferDir, "err", err)
+	}
+	if sum.Frames > 0 || sum.Spools > 0 {
+		p.in.Log.Info("published what earlier runs left in the buffer", "dir", p.opts.BufferDir, "spools", sum.Spools, "frames", sum.Frames)
+	}
+	return sum.Frames
 }
 
 func stopped(ctx context.Context, err error) error {

@@ -310,9 +310,11 @@ func TestProxyBufferFull(t *testing.T) {
 	driveTurns(t, run.stdinW, run.stdoutR, 0, 10, tr, nil)
 	finish(t, run.stdinW, run.stdoutR, tr)
 	run.wait(t)
-	require.Error(t, run.err, "frames were left")
+	require.NoError(t, run.err)
 	require.Equal(t, 0, run.res.ExitCode)
 	require.Positive(t, run.res.Dropped)
+	require.Positive(t, run.res.Left, "NATS never came back: what fitted is kept")
+	require.DirExists(t, run.res.LeftIn)
 	want, _ := direct(t, 10)
 	require.Equal(t, want.received.String(), tr.received.String())
 	require.Equal(t, 1, strings.Count(f.logs.String(), "buffer is full"), f.logs.String())
@@ -370,4 +372,59 @@ func BenchmarkProxyRoundTrip(b *testing.B) {
 		_, _ = io.Copy(io.Discard, stdoutR)
 		require.NoError(b, <-done)
 	})
+}
+
+// TestProxyDrainTimeoutKeepsFrames lets NATS go away in the middle of a
+// session and stay away after the agent exits: the drain times out, the
+// frames not stored stay on disk, and the next proxy run with the same
+// buffer directory publishes them once NATS is back, each frame once, in
+// order, with its ordinal.
+func TestProxyDrainTimeoutKeepsFrames(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	f := connectFixture(t, srv)
+	bufDir := t.TempDir()
+	run := startProxy(t, f, ingest.ProxyOptions{Session: ingest.Session{Key: "proxy-left", Dialect: "acp"}, BufferDir: bufDir, DrainTimeout: 300 * time.Millisecond})
+	tr := &transcript{}
+	driveTurns(t, run.stdinW, run.stdoutR, 0, 2, tr, nil)
+	// Some frames are stored before NATS goes: the resumed run must not
+	// store them again.
+	stored := len(proxyLines(tr.sent.String())) + len(proxyLines(tr.received.String()))
+	require.Eventually(t, func() bool { return len(f.raw(t)) >= stored }, 10*time.Second, 10*time.Millisecond)
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	driveTurns(t, run.stdinW, run.stdoutR, 2, 5, tr, nil)
+
+	// A buffer whose proxy runs is not taken from it.
+	sum, err := ingest.ResumeSpools(t.Context(), f.layout, bufDir, f.in.Log)
+	require.NoError(t, err)
+	require.Equal(t, ingest.ResumeSummary{Busy: 1}, sum)
+
+	finish(t, run.stdinW, run.stdoutR, tr)
+	run.wait(t)
+	require.NoError(t, run.err)
+	require.Equal(t, 0, run.res.ExitCode)
+	require.Zero(t, run.res.Dropped)
+	require.Positive(t, run.res.Left)
+	require.Equal(t, bufDir, filepath.Dir(run.res.LeftIn))
+	require.DirExists(t, run.res.LeftIn)
+	logs := f.logs.String()
+	require.Contains(t, logs, "they are kept on disk, and published by the next `agentwire ingest proxy` with the same --buffer-dir")
+	require.Contains(t, logs, "dir="+run.res.LeftIn)
+
+	natstest.Restart(t, srv)
+	next := startProxy(t, f, ingest.ProxyOptions{Session: ingest.Session{Key: "proxy-next", Dialect: "acp"}, BufferDir: bufDir, DrainTimeout: 30 * time.Second})
+	tr2 := &transcript{}
+	driveTurns(t, next.stdinW, next.stdoutR, 0, 1, tr2, nil)
+	finish(t, next.stdinW, next.stdoutR, tr2)
+	next.wait(t)
+	require.NoError(t, next.err)
+	require.Zero(t, next.res.Left)
+	require.LessOrEqual(t, run.res.Left, next.res.Resumed, "frames stored but not yet known stored may be sent again")
+
+	checkPublished(t, f, "proxy-left", tr)
+	checkPublished(t, f, "proxy-next", tr2)
+	entries, err := os.ReadDir(bufDir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "every buffer is stored and deleted")
 }
