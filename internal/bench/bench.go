@@ -7,12 +7,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,9 +82,15 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
+	if err := reset(ctx, js); err != nil {
+		return err
+	}
 	norm, err := normalizeRun(ctx, js, frames, "bench-normalize", cfg.Log)
 	if err != nil {
 		return fmt.Errorf("normalize: %w", err)
+	}
+	if err := reset(ctx, js); err != nil {
+		return err
 	}
 	emit("normalize_frames_per_s", norm, "frames/s")
 	emit("normalize_baseline_frames_per_s", base, "frames/s")
@@ -103,11 +111,17 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("e2e: %w", err)
 	}
+	if err := reset(ctx, js); err != nil {
+		return err
+	}
 	// Latency under a flood is queueing; measure it at half the rate the
 	// pipeline sustains, as a service runs, on fewer frames.
 	_, p50, p99, err := endToEnd(ctx, js, pipelineFrames(exec, min(cfg.Frames, 10000)), "bench-latency", e2e/2, cfg.Log)
 	if err != nil {
 		return fmt.Errorf("latency: %w", err)
+	}
+	if err := reset(ctx, js); err != nil {
+		return err
 	}
 	emit("e2e_frames_per_s", e2e, "frames/s")
 	emit("e2e_p50_ms", p50, "ms")
@@ -126,6 +140,28 @@ func Run(ctx context.Context, cfg Config) error {
 	emit("rss_peak_mb", peakRSSMB(), "MB")
 	return nil
 }
+
+// reset deletes what a figure left in JetStream, so that each figure
+// starts on empty streams and the memory figure is the peak of one stage
+// at a time, not of every stage's leftovers together.
+func reset(ctx context.Context, js jetstream.JetStream) error {
+	for _, name := range []string{bus.RawStream, bus.RuntimeStream, bus.DeadLetterStream, baselineStream} {
+		if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("reset %s: %w", name, err)
+		}
+	}
+	if err := js.DeleteKeyValue(ctx, bus.StateBucket); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return fmt.Errorf("reset %s: %w", bus.StateBucket, err)
+	}
+	if err := js.DeleteObjectStore(ctx, bus.RawObjects); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("reset %s: %w", bus.RawObjects, err)
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+	return nil
+}
+
+const baselineStream = "BENCH_BASELINE"
 
 // load reads every recording of a registered dialect: the directory names
 // say the dialect (claude-stream-partial is claude-stream, acp-* is acp).
@@ -230,7 +266,7 @@ func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame) 
 	if err := preload(ctx, layout, "baseline", frames, slog.New(slog.DiscardHandler)); err != nil {
 		return 0, err
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "BENCH_BASELINE", Subjects: []string{"benchbaseline.>"}}); err != nil {
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: baselineStream, Subjects: []string{"benchbaseline.>"}}); err != nil {
 		return 0, err
 	}
 	start := time.Now()
