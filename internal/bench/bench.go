@@ -77,19 +77,27 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer nc.Close()
 
+	// Each stage's peak resident set is its own: done() reads it and
+	// resets JetStream and the peak for the next stage.
+	var stagePeaks []stagePeak
+	done := func(stage string) error {
+		stagePeaks = append(stagePeaks, stagePeak{stage, peakRSSMB()})
+		return reset(ctx, js)
+	}
+	resetPeakRSS()
 	frames := pipelineFrames(sets, cfg.Frames)
 	base, err := baseline(ctx, js, frames)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	if err := reset(ctx, js); err != nil {
+	if err := done("baseline"); err != nil {
 		return err
 	}
 	norm, err := normalizeRun(ctx, js, frames, "bench-normalize", cfg.Log)
 	if err != nil {
 		return fmt.Errorf("normalize: %w", err)
 	}
-	if err := reset(ctx, js); err != nil {
+	if err := done("normalize"); err != nil {
 		return err
 	}
 	emit("normalize_frames_per_s", norm, "frames/s")
@@ -111,7 +119,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("e2e: %w", err)
 	}
-	if err := reset(ctx, js); err != nil {
+	if err := done("e2e"); err != nil {
 		return err
 	}
 	// Latency under a flood is queueing; measure it at half the rate the
@@ -120,7 +128,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("latency: %w", err)
 	}
-	if err := reset(ctx, js); err != nil {
+	if err := done("latency"); err != nil {
 		return err
 	}
 	emit("e2e_frames_per_s", e2e, "frames/s")
@@ -134,11 +142,25 @@ func Run(ctx context.Context, cfg Config) error {
 		emit("project_events_per_s", pf.EventsPerS, "events/s")
 		emit("project_baseline_events_per_s", pf.BaselineEventsPerS, "events/s")
 		emit("project_vs_baseline", pf.EventsPerS/pf.BaselineEventsPerS, "ratio")
+		stagePeaks = append(stagePeaks, stagePeak{"project", peakRSSMB()})
 	} else {
 		cfg.Log.Warn("DATABASE_URL is unset: no projection figures")
 	}
-	emit("rss_peak_mb", peakRSSMB(), "MB")
+	var peak float64
+	for _, p := range stagePeaks {
+		peak = max(peak, p.mb)
+	}
+	emit("rss_peak_mb", peak, "MB")
+	for _, p := range stagePeaks {
+		emit("rss_peak_mb_"+p.stage, p.mb, "MB")
+	}
 	return nil
+}
+
+// stagePeak is the peak resident set of the process during one stage.
+type stagePeak struct {
+	stage string
+	mb    float64
 }
 
 // reset deletes what a figure left in JetStream, so that each figure
@@ -158,6 +180,7 @@ func reset(ctx context.Context, js jetstream.JetStream) error {
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
+	resetPeakRSS()
 	return nil
 }
 
@@ -469,6 +492,10 @@ func quantile(sorted []float64, q float64) float64 {
 	}
 	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
 }
+
+// resetPeakRSS starts the peak resident set over from the current one
+// (Linux: writing 5 to clear_refs), so each stage's peak is its own.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
 // peakRSSMB reads the process's peak resident set from /proc (Linux).
 func peakRSSMB() float64 {
