@@ -43,6 +43,10 @@ type Config struct {
 	// PublishRetries bounds the retries of an event publish before the
 	// event is dead-lettered. Default 8.
 	PublishRetries int
+	// PaceWindow bounds, in RAW stream sequences, how far the partitions
+	// draining a backlog may run ahead of the slowest one (see pacer).
+	// Default 8192; negative turns pacing off.
+	PaceWindow int
 }
 
 // WithDefaults fills in zero fields.
@@ -65,6 +69,9 @@ func (c Config) WithDefaults() Config {
 	if c.PublishRetries == 0 {
 		c.PublishRetries = 8
 	}
+	if c.PaceWindow == 0 {
+		c.PaceWindow = 8192
+	}
 	return c
 }
 
@@ -82,6 +89,7 @@ type Normalizer struct {
 	obj    jetstream.ObjectStore
 	raw    jetstream.Stream
 	stats  Stats
+	pacer  *pacer
 }
 
 // New returns a Normalizer over an applied layout.
@@ -108,6 +116,9 @@ func (n *Normalizer) Stats() *Stats { return &n.stats }
 // batches in hand (their frames are acked or left for redelivery) and
 // returns.
 func (n *Normalizer) Run(ctx context.Context) error {
+	if n.cfg.PaceWindow > 0 {
+		n.pacer = newPacer(n.layout.Config.Partitions, uint64(n.cfg.PaceWindow))
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, n.layout.Config.Partitions)
 	for p := range n.layout.Config.Partitions {
@@ -148,6 +159,9 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 		if idle {
 			size, wait = 1, time.Second
 		}
+		for n.pacer.ahead(p) && ctx.Err() == nil {
+			sleep(ctx, 2*time.Millisecond)
+		}
 		batch, err := c.Fetch(size, jetstream.FetchMaxWait(wait), jetstream.FetchPriorityGroup(bus.NormalizeGroup))
 		if err != nil {
 			if ctx.Err() != nil {
@@ -166,7 +180,11 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 		}
 		idle = len(msgs) == 0
 		if idle {
+			n.pacer.fetched(p, 0, false)
 			continue
+		}
+		if md, err := msgs[len(msgs)-1].Metadata(); err == nil {
+			n.pacer.fetched(p, md.Sequence.Stream, md.NumPending > 0)
 		}
 		received = true
 		// The batch is finished even when ctx is cancelled meanwhile, so
@@ -345,8 +363,11 @@ func seqOf(md *jetstream.MsgMetadata) uint64 {
 // encode builds the event's message. An event too large for a message —
 // it carries its frame, which may be megabytes — travels with a reference
 // to the frame instead: the RAW message, or the object it came from.
+// Events come from adapters, whose conformance suites and fuzz targets
+// hold every event to canonical.Validate, so the common path does not
+// validate each one again; the rare rewritten ones are validated.
 func (w *partitionWorker) encode(e canonical.Event, f rawFrame) (*nats.Msg, error) {
-	msg, err := wire.ToNATS(e)
+	msg, err := wire.ToNATSValidated(e)
 	if err != nil || e.Raw == nil || int64(len(msg.Data)+4096) <= w.n.maxPayload() {
 		return msg, err
 	}
