@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -30,6 +31,7 @@ import (
 	"github.com/agentwire/agentwire/internal/normalize"
 	"github.com/agentwire/agentwire/pkg/adapters"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical/wire"
 )
 
 // Config says what to measure on.
@@ -279,10 +281,16 @@ func preload(ctx context.Context, layout *bus.Layout, tenant string, frames []be
 }
 
 // baseline is the ceiling of the normalizer's loop: the same frames
-// consumed from RAW in batches and published again unchanged, acked after
-// the publish acks — everything but mapping.
+// consumed from RAW in batches, and for each the messages the normalizer
+// publishes for it — as many, as large, with the same headers — acked
+// after the publish acks: everything but mapping, encoding and state.
+// What each frame yields is worked out before the clock starts.
 func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame) (float64, error) {
 	layout, err := bus.Ensure(ctx, js, bus.Config{})
+	if err != nil {
+		return 0, err
+	}
+	out, err := outputsOf(frames, "baseline")
 	if err != nil {
 		return 0, err
 	}
@@ -319,12 +327,18 @@ func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame) 
 				var acks []jetstream.PubAckFuture
 				for m := range batch.Messages() {
 					msgs = append(msgs, m)
-					f, err := js.PublishMsgAsync(&nats.Msg{Subject: "benchbaseline.x", Data: m.Data(), Header: nats.Header{bus.HeaderMsgID: []string{m.Headers().Get(bus.HeaderMsgID)}}})
-					if err != nil {
-						errs <- err
-						return
+					id := m.Headers().Get(bus.HeaderMsgID)
+					for i, size := range out.sizes[id] {
+						h := make(nats.Header, len(out.header))
+						maps.Copy(h, out.header)
+						h[bus.HeaderMsgID] = []string{id + "/" + strconv.Itoa(i)}
+						f, err := js.PublishMsgAsync(&nats.Msg{Subject: "benchbaseline.x", Data: out.body[:size], Header: h})
+						if err != nil {
+							errs <- err
+							return
+						}
+						acks = append(acks, f)
 					}
-					acks = append(acks, f)
 				}
 				for _, a := range acks {
 					select {
@@ -347,6 +361,54 @@ func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame) 
 		return 0, err
 	}
 	return float64(len(frames)) / time.Since(start).Seconds(), nil
+}
+
+// outputs is what the normalizer publishes per frame, for the baseline:
+// the body sizes of each frame's events by the frame's message id, the
+// headers of one event, and a body to slice them from.
+type outputs struct {
+	sizes  map[string][]int
+	header nats.Header
+	body   []byte
+}
+
+func outputsOf(frames []benchFrame, tenant string) (outputs, error) {
+	out := outputs{sizes: make(map[string][]int, len(frames))}
+	sessions := map[string]adapter.Session{}
+	ordinals := map[string]uint64{}
+	longest := 0
+	for _, f := range frames {
+		s, ok := sessions[f.session]
+		if !ok {
+			a, err := adapters.Lookup(f.dialect)
+			if err != nil {
+				return out, err
+			}
+			s = a.NewSession("")
+			sessions[f.session] = s
+		}
+		ordinals[f.session]++
+		ord := ordinals[f.session]
+		evs, err := s.Map(adapter.Frame{Bytes: f.line, Dialect: f.dialect, Tenant: tenant, SessionKey: f.session, Ordinal: ord, ReceivedAt: time.Unix(1, 0)})
+		if err != nil {
+			return out, err
+		}
+		sizes := make([]int, 0, len(evs))
+		for _, e := range evs {
+			msg, err := wire.ToNATS(e)
+			if err != nil {
+				return out, err
+			}
+			if out.header == nil {
+				out.header = msg.Header
+			}
+			sizes = append(sizes, len(msg.Data))
+			longest = max(longest, len(msg.Data))
+		}
+		out.sizes[bus.RawMsgID(tenant, f.session, ord)] = sizes
+	}
+	out.body = bytes.Repeat([]byte("x"), longest)
+	return out, nil
 }
 
 // normalizeRun preloads RAW, then times a normalizer draining it.
