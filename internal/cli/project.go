@@ -94,7 +94,7 @@ func newProjectCommand() *cobra.Command {
 Events it cannot apply go to deadletter.project.<tenant> with the reason.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.validate(); err != nil {
+			if err := f.start(cmd); err != nil {
 				return err
 			}
 			if db.url == "" {

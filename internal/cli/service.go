@@ -27,6 +27,7 @@ type serviceFlags struct {
 	logLevel string
 	bus      bus.Config
 	batch    int
+	memLimit string
 }
 
 func (f *serviceFlags) register(fs *pflag.FlagSet, withURL bool) {
@@ -42,6 +43,7 @@ func (f *serviceFlags) register(fs *pflag.FlagSet, withURL bool) {
 	fs.DurationVar(&f.bus.PinnedTTL, "pinned-ttl", 10*time.Second, "how soon a partition moves from a vanished worker to another")
 	fs.DurationVar(&f.bus.AckWait, "ack-wait", 30*time.Second, "how long a delivered frame waits for its ack before redelivery (after a worker crash)")
 	fs.IntVar(&f.batch, "batch", 256, "frames a normalizer partition fetches at a time")
+	fs.StringVar(&f.memLimit, "memory-limit", defaultMemoryLimit, memoryLimitUsage)
 }
 
 func (f *serviceFlags) logger(w io.Writer, service string) (*slog.Logger, error) {
@@ -60,6 +62,15 @@ func (f *serviceFlags) validate() error {
 		return Usagef("--batch must be between 1 and 10000, got %d", f.batch)
 	}
 	return nil
+}
+
+// start checks the flags and applies the ones that are the process's
+// (the memory limit): the first thing a service command does.
+func (f *serviceFlags) start(cmd *cobra.Command) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	return applyMemoryLimit(cmd, f.memLimit)
 }
 
 // runNormalizer applies the layout and normalizes until ctx ends, then
@@ -135,7 +146,7 @@ func newNormalizeCommand() *cobra.Command {
 		Short: "Run the normalizer: RAW frames → canonical events on RUNTIME",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.validate(); err != nil {
+			if err := f.start(cmd); err != nil {
 				return err
 			}
 			log, err := f.logger(cmd.ErrOrStderr(), "normalize")

@@ -35,7 +35,7 @@ With --nats-url, use that NATS server instead of an embedded one.`,
   agentwire ingest file testdata/recordings/codex-exec     # in another terminal`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := f.validate(); err != nil {
+			if err := f.start(cmd); err != nil {
 				return err
 			}
 			log, err := f.logger(cmd.ErrOrStderr(), "up")
