@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -153,6 +154,9 @@ func Run(ctx context.Context, cfg Config) error {
 		peak = max(peak, p.mb)
 	}
 	emit("rss_peak_mb", peak, "MB")
+	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
+		emit("memory_limit_mb", float64(limit)/(1<<20), "MB")
+	}
 	for _, p := range stagePeaks {
 		emit("rss_peak_mb_"+p.stage, p.mb, "MB")
 	}
