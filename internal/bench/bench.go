@@ -63,6 +63,10 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	fps := mapFramesPerSecond(sets)
 	emit("map_frames_per_s_core", fps, "frames/s")
+	dialects, groups := byDialect(sets)
+	for _, d := range dialects {
+		emit("map_frames_per_s_core_"+strings.ReplaceAll(d, "-", "_"), mapFramesPerSecond(groups[d]), "frames/s")
+	}
 
 	dir, err := os.MkdirTemp("", "agentwire-bench-")
 	if err != nil {
@@ -234,23 +238,49 @@ func dialectOf(set string) string {
 	return set
 }
 
-// mapFramesPerSecond maps every recording offline on one goroutine for
-// about a second and reports the rate.
+// mapFramesPerSecond maps every recording offline on one goroutine, in
+// rounds of half a second, and reports the best round's rate: the figure
+// is what one core does, and another process taking the core for a moment
+// would otherwise count against it.
 func mapFramesPerSecond(sets []corpus) float64 {
 	runtime.GC()
-	start := time.Now()
+	best := 0.0
+	for range 3 {
+		start := time.Now()
+		n := 0
+		for time.Since(start) < time.Second/2 {
+			n += mapAll(sets, start)
+		}
+		best = max(best, float64(n)/time.Since(start).Seconds())
+	}
+	return best
+}
+
+// mapAll maps every set once, each as a new session, and counts the frames.
+func mapAll(sets []corpus, at time.Time) int {
 	n := 0
-	for time.Since(start) < time.Second {
-		for i, c := range sets {
-			a, _ := adapters.Lookup(c.dialect)
-			s := a.NewSession("")
-			for j, l := range c.lines {
-				_, _ = s.Map(adapter.Frame{Bytes: l, Dialect: c.dialect, Tenant: "bench", SessionKey: "bench/" + strconv.Itoa(i), Ordinal: uint64(j + 1), ReceivedAt: start})
-				n++
-			}
+	for i, c := range sets {
+		a, _ := adapters.Lookup(c.dialect)
+		s := a.NewSession("")
+		for j, l := range c.lines {
+			_, _ = s.Map(adapter.Frame{Bytes: l, Dialect: c.dialect, Tenant: "bench", SessionKey: "bench/" + strconv.Itoa(i), Ordinal: uint64(j + 1), ReceivedAt: at})
+			n++
 		}
 	}
-	return float64(n) / time.Since(start).Seconds()
+	return n
+}
+
+// byDialect groups the recordings by dialect, in a stable order.
+func byDialect(sets []corpus) (dialects []string, groups map[string][]corpus) {
+	groups = map[string][]corpus{}
+	for _, c := range sets {
+		if _, ok := groups[c.dialect]; !ok {
+			dialects = append(dialects, c.dialect)
+		}
+		groups[c.dialect] = append(groups[c.dialect], c)
+	}
+	sort.Strings(dialects)
+	return dialects, groups
 }
 
 type benchFrame struct {
