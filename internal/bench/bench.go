@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,6 +33,7 @@ import (
 	"github.com/agentwire/agentwire/internal/normalize"
 	"github.com/agentwire/agentwire/pkg/adapters"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical"
 	"github.com/agentwire/agentwire/pkg/canonical/wire"
 )
 
@@ -45,6 +47,9 @@ type Config struct {
 	Out io.Writer
 	// Log receives progress.
 	Log *slog.Logger
+	// MapRound is how long each of the three rounds of a mapping figure
+	// lasts (half a second when 0).
+	MapRound time.Duration
 }
 
 type corpus struct {
@@ -61,11 +66,14 @@ func Run(ctx context.Context, cfg Config) error {
 	emit := func(name string, v float64, unit string) {
 		_, _ = fmt.Fprintf(cfg.Out, "%s %s %s\n", name, strconv.FormatFloat(v, 'f', 1, 64), unit)
 	}
-	fps := mapFramesPerSecond(sets)
-	emit("map_frames_per_s_core", fps, "frames/s")
+	round := cfg.MapRound
+	if round == 0 {
+		round = time.Second / 2
+	}
+	emit("map_frames_per_s_core", mapFramesPerSecond(sets, round), "frames/s")
 	dialects, groups := byDialect(sets)
 	for _, d := range dialects {
-		emit("map_frames_per_s_core_"+strings.ReplaceAll(d, "-", "_"), mapFramesPerSecond(groups[d]), "frames/s")
+		emit("map_frames_per_s_core_"+strings.ReplaceAll(d, "-", "_"), mapFramesPerSecond(groups[d], round), "frames/s")
 	}
 
 	dir, err := os.MkdirTemp("", "agentwire-bench-")
@@ -239,16 +247,16 @@ func dialectOf(set string) string {
 }
 
 // mapFramesPerSecond maps every recording offline on one goroutine, in
-// rounds of half a second, and reports the best round's rate: the figure
-// is what one core does, and another process taking the core for a moment
-// would otherwise count against it.
-func mapFramesPerSecond(sets []corpus) float64 {
+// three rounds, and reports the best round's rate: the figure is what one
+// core does, and another process taking the core for a moment would
+// otherwise count against it.
+func mapFramesPerSecond(sets []corpus, round time.Duration) float64 {
 	runtime.GC()
 	best := 0.0
 	for range 3 {
 		start := time.Now()
 		n := 0
-		for time.Since(start) < time.Second/2 {
+		for time.Since(start) < round {
 			n += mapAll(sets, start)
 		}
 		best = max(best, float64(n)/time.Since(start).Seconds())
@@ -335,7 +343,10 @@ func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame) 
 		return 0, err
 	}
 	start := time.Now()
-	var wg sync.WaitGroup
+	var (
+		wg        sync.WaitGroup
+		published atomic.Int64
+	)
 	errs := make(chan error, layout.Config.Partitions)
 	for p := range layout.Config.Partitions {
 		c, err := js.CreateOrUpdateConsumer(ctx, bus.RawStream, jetstream.ConsumerConfig{
@@ -372,6 +383,7 @@ func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame) 
 							return
 						}
 						acks = append(acks, f)
+						published.Add(1)
 					}
 				}
 				for _, a := range acks {
@@ -390,11 +402,15 @@ func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame) 
 		})
 	}
 	wg.Wait()
+	rate := float64(len(frames)) / time.Since(start).Seconds()
 	close(errs)
 	if err := <-errs; err != nil {
 		return 0, err
 	}
-	return float64(len(frames)) / time.Since(start).Seconds(), nil
+	if got := published.Load(); got != int64(out.total) {
+		return 0, fmt.Errorf("published %d of the %d messages the normalizer would: frames and outputs do not match", got, out.total)
+	}
+	return rate, nil
 }
 
 // outputs is what the normalizer publishes per frame, for the baseline:
@@ -402,21 +418,46 @@ func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame) 
 // headers of one event, and a body to slice them from.
 type outputs struct {
 	sizes  map[string][]int
+	total  int
 	header nats.Header
 	body   []byte
 }
 
 func outputsOf(frames []benchFrame, tenant string) (outputs, error) {
 	out := outputs{sizes: make(map[string][]int, len(frames))}
+	longest := 0
+	err := mapFrames(frames, tenant, func(f benchFrame, ordinal uint64, evs []canonical.Event) error {
+		sizes := make([]int, 0, len(evs))
+		for _, e := range evs {
+			msg, err := wire.ToNATS(e)
+			if err != nil {
+				return err
+			}
+			if out.header == nil {
+				out.header = msg.Header
+			}
+			sizes = append(sizes, len(msg.Data))
+			longest = max(longest, len(msg.Data))
+		}
+		out.sizes[bus.RawMsgID(tenant, f.session, ordinal)] = sizes
+		out.total += len(sizes)
+		return nil
+	})
+	out.body = bytes.Repeat([]byte("x"), longest)
+	return out, err
+}
+
+// mapFrames maps frames offline, each session in its own adapter session,
+// and hands each frame's events to fn.
+func mapFrames(frames []benchFrame, tenant string, fn func(f benchFrame, ordinal uint64, evs []canonical.Event) error) error {
 	sessions := map[string]adapter.Session{}
 	ordinals := map[string]uint64{}
-	longest := 0
 	for _, f := range frames {
 		s, ok := sessions[f.session]
 		if !ok {
 			a, err := adapters.Lookup(f.dialect)
 			if err != nil {
-				return out, err
+				return err
 			}
 			s = a.NewSession("")
 			sessions[f.session] = s
@@ -425,24 +466,13 @@ func outputsOf(frames []benchFrame, tenant string) (outputs, error) {
 		ord := ordinals[f.session]
 		evs, err := s.Map(adapter.Frame{Bytes: f.line, Dialect: f.dialect, Tenant: tenant, SessionKey: f.session, Ordinal: ord, ReceivedAt: time.Unix(1, 0)})
 		if err != nil {
-			return out, err
+			return err
 		}
-		sizes := make([]int, 0, len(evs))
-		for _, e := range evs {
-			msg, err := wire.ToNATS(e)
-			if err != nil {
-				return out, err
-			}
-			if out.header == nil {
-				out.header = msg.Header
-			}
-			sizes = append(sizes, len(msg.Data))
-			longest = max(longest, len(msg.Data))
+		if err := fn(f, ord, evs); err != nil {
+			return err
 		}
-		out.sizes[bus.RawMsgID(tenant, f.session, ord)] = sizes
 	}
-	out.body = bytes.Repeat([]byte("x"), longest)
-	return out, nil
+	return nil
 }
 
 // normalizeRun preloads RAW, then times a normalizer draining it.
@@ -511,7 +541,10 @@ func endToEnd(ctx context.Context, js jetstream.JetStream, frames []benchFrame, 
 		return 0, 0, 0, err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	want := expectedEvents(frames, tenant)
+	want, err := expectedEvents(frames, tenant)
+	if err != nil {
+		return 0, 0, 0, err
+	}
 	n, err := normalize.New(ctx, layout, normalize.Config{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return 0, 0, 0, err
@@ -564,22 +597,13 @@ func endToEnd(ctx context.Context, js jetstream.JetStream, frames []benchFrame, 
 	return rate, quantile(latencies, 0.5), quantile(latencies, 0.99), nil
 }
 
-func expectedEvents(frames []benchFrame, tenant string) int {
-	sessions := map[string]adapter.Session{}
+func expectedEvents(frames []benchFrame, tenant string) (int, error) {
 	n := 0
-	ordinals := map[string]uint64{}
-	for _, f := range frames {
-		s, ok := sessions[f.session]
-		if !ok {
-			a, _ := adapters.Lookup(f.dialect)
-			s = a.NewSession("")
-			sessions[f.session] = s
-		}
-		ordinals[f.session]++
-		evs, _ := s.Map(adapter.Frame{Bytes: f.line, Dialect: f.dialect, Tenant: tenant, SessionKey: f.session, Ordinal: ordinals[f.session], ReceivedAt: time.Unix(1, 0)})
+	err := mapFrames(frames, tenant, func(_ benchFrame, _ uint64, evs []canonical.Event) error {
 		n += len(evs)
-	}
-	return n
+		return nil
+	})
+	return n, err
 }
 
 func quantile(sorted []float64, q float64) float64 {
