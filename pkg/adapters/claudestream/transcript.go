@@ -813,8 +813,10 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // ConfigOf turns a JSON object into session.configured's config map,
-// leaving out the envelope members.
+// leaving out the envelope members, and a member with an empty name:
+// canonical map keys are never empty (it stays in raw).
 func ConfigOf(raw json.RawMessage, drop ...string) map[string]json.RawMessage {
+	drop = append(drop, "")
 	// What decoding into a map gives (the last member of each key), by a
 	// scan of a copy: the values are kept in events.
 	c := bytes.Clone(raw)
