@@ -9,6 +9,8 @@ GOLANGCI_LINT := bin/golangci-lint
 FUZZTIME ?= 1m
 # ONLY limits `make record` to some recorders: make record ONLY=codex,claude
 ONLY ?=
+# ARGS are more flags for `make up`: make up ARGS='--nats-listen 127.0.0.1:4223'
+ARGS ?=
 
 # Exports a working DATABASE_URL for the rest of the recipe line. The
 # assignment is separate from `export` because `export X="$(cmd)"` would
@@ -69,8 +71,8 @@ db/reset: ## Stop and delete the private Postgres cluster (.cache/postgres)
 	scripts/ensure-postgres --stop
 	rm -rf .cache/postgres
 
-up: ## Run agentwire on the embedded default (NATS on 127.0.0.1:4222, store in ./.agentwire)
-	go run ./cmd/agentwire up
+up: ## Run agentwire on the embedded default: NATS on 127.0.0.1:4222 (store in ./.agentwire), projections into DATABASE_URL or a local Postgres
+	$(ENSURE_DB); go run ./cmd/agentwire up $(ARGS)
 
 record: ## Re-record the conformance recordings with the pinned agent CLIs (needs npm; not part of CI)
 	go run ./tools/record $(if $(ONLY),-only $(ONLY))
