@@ -17,19 +17,25 @@ func newBenchCommand() *cobra.Command {
 		recordings string
 		cpuProfile string
 		memProfile string
+		memLimit   string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure mapping, normalizing and end-to-end throughput and latency on this machine",
 		Long: `Measure on an embedded NATS server, with the recordings as load, and print one
-"name value unit" line per figure: map_frames_per_s_core (offline mapping on one core),
-normalize_frames_per_s and its same-run ceiling normalize_baseline_frames_per_s (JetStream
-consume → publish without mapping), e2e_frames_per_s, e2e_p50_ms and e2e_p99_ms (ingest to a
-subscriber), and rss_peak_mb of the process.`,
+"name value unit" line per figure: map_frames_per_s_core (offline mapping on one core, all
+recordings, then per dialect), normalize_frames_per_s and its same-run ceiling
+normalize_baseline_frames_per_s (JetStream consume → publish of as many messages, as large, as
+the normalizer publishes for each frame, with no mapping), e2e_frames_per_s, e2e_p50_ms and
+e2e_p99_ms (ingest to a subscriber), project_* with DATABASE_URL, and rss_peak_mb of the process
+(the largest of each stage's peak, printed too) under the soft memory limit agentwire up has.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if frames < 100 {
 				return Usagef("bench: --frames must be at least 100, got %d", frames)
+			}
+			if err := applyMemoryLimit(cmd, memLimit); err != nil {
+				return err
 			}
 			if cpuProfile != "" {
 				f, err := os.Create(cpuProfile) //nolint:gosec // the file the user names
@@ -57,6 +63,7 @@ subscriber), and rss_peak_mb of the process.`,
 	}
 	cmd.Flags().IntVar(&frames, "frames", 50000, "frames to push through the pipeline figures")
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
+	cmd.Flags().StringVar(&memLimit, "memory-limit", defaultMemoryLimit, memoryLimitUsage+"; the default is agentwire up's, so the figures are the service's")
 	cmd.Flags().StringVar(&memProfile, "memprofile", "", "write a heap profile to `FILE` when the run ends (go tool pprof)")
 	cmd.Flags().StringVar(&recordings, "recordings", "testdata/recordings", "directory of recordings used as load")
 	return cmd
