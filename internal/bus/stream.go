@@ -64,6 +64,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("partitions must be between 1 and 100, got %d", c.Partitions)
 	case c.RawMaxAge < 0 || c.RuntimeMaxAge < 0:
 		return errors.New("retention (max age) must not be negative")
+	case c.DuplicateWindow < 0:
+		return errors.New("the duplicate window must not be negative")
 	}
 	return nil
 }

@@ -83,6 +83,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, ExitUsage, `unknown command "frobnicate"`},
 		{[]string{"version", "extra"}, ExitUsage, "unknown command"},
 		{[]string{"schema", "--out", "/dev/null/x"}, ExitError, "write schemas"},
+		{[]string{"up", "--duplicate-window", "-1s"}, ExitUsage, "the duplicate window must not be negative"},
+		{[]string{"normalize", "--memory-limit", "1.5GiB"}, ExitUsage, `--memory-limit "1.5GiB": use a whole number`},
 	}
 	for _, tt := range tests {
 		r := run(t, tt.args...)

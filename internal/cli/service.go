@@ -40,6 +40,8 @@ func (f *serviceFlags) register(fs *pflag.FlagSet, withURL bool) {
 	fs.IntVar(&f.bus.Partitions, "partitions", bus.DefaultPartitions, "RAW partitions, fixed when RAW is created")
 	fs.DurationVar(&f.bus.RawMaxAge, "raw-max-age", 0, "how long RAW keeps frames (0: forever)")
 	fs.DurationVar(&f.bus.RuntimeMaxAge, "runtime-max-age", 0, "how long RUNTIME keeps events (0: forever)")
+	fs.DurationVar(&f.bus.DuplicateWindow, "duplicate-window", 10*time.Minute,
+		"how long RAW and RUNTIME remember message ids to drop re-sent frames and re-published events; must outlast a normalizer restart, and costs memory in proportion to the rate")
 	fs.DurationVar(&f.bus.PinnedTTL, "pinned-ttl", 10*time.Second, "how soon a partition moves from a vanished worker to another")
 	fs.DurationVar(&f.bus.AckWait, "ack-wait", 30*time.Second, "how long a delivered frame waits for its ack before redelivery (after a worker crash)")
 	fs.IntVar(&f.batch, "batch", 256, "frames a normalizer partition fetches at a time")
