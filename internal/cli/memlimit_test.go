@@ -13,7 +13,7 @@ func TestParseBytes(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]int64{
 		"160MiB": 160 << 20, "1GiB": 1 << 30, "512KiB": 512 << 10, "200MB": 200e6, "2GB": 2e9, "4096": 4096,
-		"4096B": 4096, " 10 MiB ": 10 << 20, "0": 0,
+		"4096B": 4096, "10 MiB": 10 << 20, "0": 0,
 	} {
 		got, err := parseBytes(in)
 		require.NoError(t, err, in)

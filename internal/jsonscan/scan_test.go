@@ -7,6 +7,8 @@ import (
 )
 
 func TestFields(t *testing.T) {
+	t.Parallel()
+
 	names := []string{"type", "id"}
 	cases := []struct {
 		in   string

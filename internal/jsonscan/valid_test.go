@@ -39,6 +39,8 @@ func depthOf(b []byte) int {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
+
 	cases := []struct {
 		in   string
 		want Info
@@ -87,6 +89,8 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheckDeep(t *testing.T) {
+	t.Parallel()
+
 	deep := strings.Repeat("[", 1_000_000) + strings.Repeat("]", 1_000_000)
 	if got := Check([]byte(deep)); got != (Info{Valid: true, Compact: true, Depth: 1_000_000}) {
 		t.Fatalf("a million nested arrays: %+v", got)
@@ -99,6 +103,8 @@ func TestCheckDeep(t *testing.T) {
 // TestCheckRecordings holds Check to encoding/json on every line the
 // project records, valid or broken.
 func TestCheckRecordings(t *testing.T) {
+	t.Parallel()
+
 	for _, line := range recordedLines(t) {
 		if got, want := Check(line), reference(line); got != want {
 			t.Fatalf("Check = %+v, encoding/json %+v on %.200s", got, want, line)

@@ -6,6 +6,8 @@ import (
 )
 
 func TestPacer(t *testing.T) {
+	t.Parallel()
+
 	now := time.Unix(100, 0)
 	pc := newPacer(3, 2500)
 	pc.now = func() time.Time { return now }
