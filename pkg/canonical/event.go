@@ -1,10 +1,12 @@
 package canonical
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
@@ -95,14 +97,17 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	}
 	a := eventAlias(e)
 	a.CreatedAt = a.CreatedAt.UTC()
-	var buf bytes.Buffer
-	enc := jsonv1.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(eventOut{eventAlias: &a, Type: e.Payload.Kind(), Payload: e.Payload, Raw: e.Raw}); err != nil {
+	// encoding/json's rules (v1 options) without HTML escaping, into a
+	// pooled buffer copied out once at its size: an event is encoded for
+	// every event published, and a growing buffer was half its garbage.
+	b, err := jsonv2.Marshal(eventOut{eventAlias: &a, Type: e.Payload.Kind(), Payload: e.Payload, Raw: e.Raw}, encodeOptions)
+	if err != nil {
 		return nil, fmt.Errorf("encode %s event: %w", e.Payload.Kind(), err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return b, nil
 }
+
+var encodeOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false))
 
 // UnmarshalJSON decodes an event document, choosing the payload type by the
 // `type` member. It checks the document's shape, not its rules: call
