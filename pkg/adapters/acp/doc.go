@@ -78,10 +78,11 @@
 // what the scan cannot read exactly as encoding/json would goes the
 // encoding/json way. Map updates the state's maps in place.
 //
-// Benchmark: about 43,000 frames/s per core on the recordings (go test -bench,
-// this machine: 25 MB/s over the 239 frames of acp-gemini and
-// acp-claude-code, 1.3 MB and 13k allocations a pass; best of 6 on a
-// shared 2-vCPU machine, so a lower bound). What is left is mostly the
-// second validation of each frame in canonical.NewRaw and the SHA-1 event
-// ids; the multi-kilobyte available_commands_update frames weigh most.
+// Benchmark: about 148,000 frames/s per core on the recordings (go test
+// -bench, this machine: 84 MB/s over the 239 frames of acp-gemini and
+// acp-claude-code, 0.9 MB and 7k allocations a pass; best of 4 on a shared
+// 2-vCPU machine, so a lower bound). Frames are validated once by
+// jsonscan and again in canonical.NewRaw, and decoded on the encoding/json
+// v2 engine (jsonscan.Unmarshal); the multi-kilobyte
+// available_commands_update frames weigh most.
 package acp

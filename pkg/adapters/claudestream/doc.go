@@ -43,13 +43,13 @@
 // cannot read exactly as encoding/json would goes the encoding/json way.
 // Map updates the state's maps and slices in place.
 //
-// Benchmark: about 42,000 frames/s per core on the recordings (go test -bench,
-// this machine: 31 MB/s over the 302 frames of the claude-stream,
-// claude-stream-partial and claude-control recordings, 2.1 MB and 20k
-// allocations a pass; best of 6 on a shared 2-vCPU machine, so a lower
-// bound). What is left is mostly the second validation of each frame in
-// canonical.NewRaw, the SHA-1 event ids and the decoding of init and
-// result frames.
+// Benchmark: about 126,000 frames/s per core on the recordings (go test
+// -bench, this machine: 94 MB/s over the 302 frames of the claude-stream,
+// claude-stream-partial and claude-control recordings, 1.6 MB and 12k
+// allocations a pass; best of 4 on a shared 2-vCPU machine, so a lower
+// bound). What is left is mostly the member scans, the second validation
+// of each frame in canonical.NewRaw, the SHA-1 event ids and the decoding
+// of init and result frames.
 package claudestream
 
 // Intro is the paragraph the generated docs/mapping page opens with.
