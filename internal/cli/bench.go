@@ -18,6 +18,7 @@ func newBenchCommand() *cobra.Command {
 		cpuProfile string
 		memProfile string
 		memLimit   string
+		only       string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -58,13 +59,21 @@ e2e_p99_ms (ingest to a subscriber), project_* with DATABASE_URL, and rss_peak_m
 				defer func() { _ = pprof.Lookup("heap").WriteTo(f, 0) }()
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-			return bench.Run(cmd.Context(), bench.Config{Recordings: recordings, Frames: frames, Out: cmd.OutOrStdout(), Log: log})
+			cfg := bench.Config{Recordings: recordings, Frames: frames, Out: cmd.OutOrStdout(), Log: log}
+			switch only {
+			case "":
+				return bench.Run(cmd.Context(), cfg)
+			case "project":
+				return bench.RunProject(cmd.Context(), cfg)
+			}
+			return Usagef("bench: --only takes project, got %q", only)
 		},
 	}
 	cmd.Flags().IntVar(&frames, "frames", 50000, "frames to push through the pipeline figures")
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `FILE` (go tool pprof)")
 	cmd.Flags().StringVar(&memLimit, "memory-limit", defaultMemoryLimit, memoryLimitUsage+"; the default is agentwire up's, so the figures are the service's")
 	cmd.Flags().StringVar(&memProfile, "memprofile", "", "write a heap profile to `FILE` when the run ends (go tool pprof)")
+	cmd.Flags().StringVar(&only, "only", "", "measure only one group of figures: project (needs DATABASE_URL)")
 	cmd.Flags().StringVar(&recordings, "recordings", "testdata/recordings", "directory of recordings used as load")
 	return cmd
 }

@@ -26,11 +26,17 @@
 //
 // # Batches
 //
-// A batch's events are folded in memory into one patch per touched row,
-// then written with one upsert per row, all in one round trip. Content
-// deltas of an item are concatenated per batch and appended to the row in
-// one statement; item lifecycle content, above all item.completed's, is
-// authoritative and replaces what deltas built.
+// A batch's events are COPYed into the event log, folded in memory into
+// one patch per touched row, and the patches written with one set-based
+// upsert per table (rows travel as one array per column), followed by the
+// checkpoints, all in one round trip. Content deltas of an item are
+// concatenated per batch and appended to the row in one statement; item
+// lifecycle content, above all item.completed's, is authoritative and
+// replaces what deltas built. A batch is applied as if all its events were
+// new, without reading the checkpoints first; an event applied already
+// (redelivered after a crash, or published twice) makes the log refuse
+// the COPY or the checkpoint check fail in the same round trip, and the
+// batch is applied again, checkpoints read first.
 //
 // # Bad events
 //

@@ -16,10 +16,10 @@ import (
 // crossSession).
 //
 // A batch's events are folded in memory into one patch per touched row
-// (session, thread, turn, item, request, task, hook, unmapped kind), which
-// is then written with one upsert per row. A patch's nil fields leave the
-// row's value alone; content deltas of an item are concatenated in a
-// builder, so a batch of n deltas costs O(total text), not O(n²).
+// (session, thread, turn, item, request, task, hook, unmapped kind); the
+// patches are then written table by table (sql.go). A patch's nil fields
+// leave the row's value alone; content deltas of an item are concatenated
+// in a builder, so a batch of n deltas costs O(total text), not O(n²).
 
 type key struct{ tenant, id string }
 

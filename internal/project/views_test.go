@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/project"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -190,4 +191,13 @@ func TestDeadLetter(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, m.Header.Get("Agentwire-Reason"), "cannot be applied")
 	require.Equal(t, bad.EventID, m.Header.Get("ce-id"))
+
+	// Delivered again from the start, the bad event is behind its
+	// session's checkpoint: skipped, not dead-lettered twice.
+	before := e.dump()
+	_, err = e.layout.JS.ResetConsumerToSequence(context.Background(), bus.RuntimeStream, bus.ProjectConsumer, 1)
+	require.NoError(t, err)
+	e.waitApplied("")
+	require.Equal(t, uint64(1), p.Stats().DeadLettered.Load())
+	require.Equal(t, before, e.dump())
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/pkg/canonical"
-	"github.com/agentwire/agentwire/pkg/canonical/wire"
 )
 
 // Errors are translated here, at the one boundary with the driver:
@@ -114,7 +113,7 @@ func (w *worker) process(msgs []jetstream.Msg) {
 			p.deadLetter(ctx, m, "", "no JetStream metadata: "+err.Error())
 			continue
 		}
-		ev, err := wire.FromNATS(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+		ev, err := decodeEvent(m.Subject(), m.Headers(), m.Data())
 		if err != nil {
 			p.deadLetter(ctx, m, m.Headers().Get("ce-tenant"), "undecodable event: "+err.Error())
 			continue
@@ -177,6 +176,11 @@ SELECT c.tenant_id, c.session_id::text, c.last_seq FROM projector_checkpoints c
 JOIN unnest($2::text[], $3::uuid[]) AS x(t, s) ON c.tenant_id = x.t AND c.session_id = x.s
 WHERE c.consumer = $1`
 
+const countBehind = `
+SELECT count(*) FROM projector_checkpoints c
+JOIN unnest($2::text[], $3::uuid[], $4::int8[]) AS x(t, s, q) ON c.tenant_id = x.t AND c.session_id = x.s
+WHERE c.consumer = $1 AND c.last_seq >= x.q`
+
 const upsertCheckpoints = `
 INSERT INTO projector_checkpoints AS c (consumer, tenant_id, session_id, last_seq, updated_at)
 SELECT $1, t, s, q, now() FROM unnest($2::text[], $3::uuid[], $4::int8[]) AS x(t, s, q)
@@ -198,7 +202,37 @@ RETURNING tenant_id, event_id::text`
 // or below a session's checkpoint are skipped, then events already in the
 // log (a duplicate published again) are skipped, and the rest are folded
 // and written. careful applies event by event in savepoints.
+//
+// A batch holding an event applied already is rare (redelivery after a
+// crash, the same event published twice), so a batch is first applied as
+// if all its events were new: COPY into the log, then every projection
+// statement and the checkpoints in one round trip. If that finds an event
+// applied already, the transaction is rolled back and the batch applied
+// again knowing which events are new.
 func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool) (outcome, error) {
+	mode := applyOptimistic
+	if careful {
+		mode = applyCareful
+	}
+	out, err := p.applyTx(ctx, batch, mode)
+	if errors.Is(err, errAlreadyApplied) {
+		return p.applyTx(ctx, batch, applyExact)
+	}
+	return out, err
+}
+
+type applyMode int
+
+const (
+	applyOptimistic applyMode = iota // every event is new
+	applyExact                       // ask the log which events are new first
+	applyCareful                     // event by event, in savepoints
+)
+
+// errAlreadyApplied: an optimistic batch held an event applied already.
+var errAlreadyApplied = errors.New("the batch holds an event applied already")
+
+func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMode) (outcome, error) {
 	var out outcome
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
@@ -206,39 +240,27 @@ func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool) (
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 
-	type skey = key
-	last := map[skey]uint64{}
-	maxSeq := map[skey]uint64{}
-	var tenants, sessions []string
+	// first and last are each session's first and last sequence in the
+	// batch.
+	first, last := map[key]uint64{}, map[key]uint64{}
 	for _, d := range batch {
-		k := skey{d.ev.Tenant, d.ev.SessionID}
-		if _, ok := maxSeq[k]; !ok {
-			tenants, sessions = append(tenants, k.tenant), append(sessions, k.id)
+		k := key{d.ev.Tenant, d.ev.SessionID}
+		if _, ok := first[k]; !ok {
+			first[k] = d.seq
 		}
-		maxSeq[k] = max(maxSeq[k], d.seq)
+		last[k] = max(last[k], d.seq)
 	}
-	rows, err := tx.Query(ctx, selectCheckpoints, p.cfg.Consumer, tenants, sessions)
-	if err != nil {
-		return out, classify(err)
-	}
-	for rows.Next() {
-		var k skey
-		var seq int64
-		if err := rows.Scan(&k.tenant, &k.id, &seq); err != nil {
-			rows.Close()
-			return out, classify(err)
+	var applied map[key]uint64
+	if mode != applyOptimistic {
+		if applied, err = checkpoints(ctx, tx, p.cfg.Consumer, first); err != nil {
+			return out, err
 		}
-		last[k] = uint64(seq) //nolint:gosec // sequences are positive
-	}
-	if err := rows.Err(); err != nil {
-		return out, classify(err)
 	}
 	fresh := make([]*decoded, 0, len(batch))
 	seen := map[key]bool{}
 	for _, d := range batch {
-		k := skey{d.ev.Tenant, d.ev.SessionID}
 		id := key{d.ev.Tenant, d.ev.EventID}
-		if d.seq <= last[k] || seen[id] {
+		if d.seq <= applied[key{d.ev.Tenant, d.ev.SessionID}] || seen[id] {
 			out.skipped++
 			continue
 		}
@@ -246,12 +268,33 @@ func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool) (
 		fresh = append(fresh, d)
 	}
 
-	if !careful {
-		isNew, err := logEvents(ctx, tx, fresh)
-		if err != nil {
-			return out, err
+	w := newWrites()
+	b := &pgx.Batch{}
+	behind := 0
+	switch mode {
+	case applyOptimistic:
+		if err := copyEvents(ctx, tx, fresh); err != nil {
+			if pg, ok := errors.AsType[*pgconn.PgError](err); ok && pg.Code == pgUniqueViolation && pg.ConstraintName == "events_pkey" {
+				return out, errAlreadyApplied
+			}
+			return out, classify(err)
 		}
-		w := newWrites()
+		for _, d := range fresh {
+			w.fold(&d.ev)
+		}
+		out.applied = len(fresh)
+		// The checkpoints were not read first: an event applied already is
+		// in the log, and COPY refused it above. This catches one the
+		// checkpoints have passed that is not in the log (dead-lettered),
+		// in the same round trip as the writes.
+		queueBehind(b, p.cfg.Consumer, first, &behind)
+	case applyExact:
+		isNew := map[key]bool{}
+		logged := &pgx.Batch{}
+		queueEvents(logged, fresh, func(k key) { isNew[k] = true })
+		if err := tx.SendBatch(ctx, logged).Close(); err != nil {
+			return out, classify(err)
+		}
 		for _, d := range fresh {
 			if !isNew[key{d.ev.Tenant, d.ev.EventID}] {
 				out.skipped++
@@ -260,36 +303,28 @@ func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool) (
 			w.fold(&d.ev)
 			out.applied++
 		}
-		b := &pgx.Batch{}
-		w.queue(b)
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return out, classify(err)
-		}
-	} else {
+	case applyCareful:
 		for _, d := range fresh {
-			applied, reason, err := applyOne(ctx, tx, d)
+			ok, reason, err := applyOne(ctx, tx, d)
 			switch {
 			case err != nil:
 				return out, err
 			case reason != "":
 				out.dead = append(out.dead, deadEvent{d: d, reason: reason})
-			case applied:
+			case ok:
 				out.applied++
 			default:
 				out.skipped++
 			}
 		}
 	}
-
-	cp := struct {
-		t, s []string
-		q    []int64
-	}{}
-	for k, seq := range maxSeq {
-		cp.t, cp.s, cp.q = append(cp.t, k.tenant), append(cp.s, k.id), append(cp.q, int64(seq)) //nolint:gosec // sequences fit
-	}
-	if _, err := tx.Exec(ctx, upsertCheckpoints, p.cfg.Consumer, cp.t, cp.s, cp.q); err != nil {
+	w.queue(b)
+	queueCheckpoints(b, p.cfg.Consumer, last)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return out, classify(err)
+	}
+	if behind > 0 {
+		return out, errAlreadyApplied
 	}
 	if p.cfg.BeforeCommit != nil {
 		p.cfg.BeforeCommit(len(batch))
@@ -298,6 +333,51 @@ func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool) (
 		return out, classify(err)
 	}
 	return out, nil
+}
+
+const pgUniqueViolation = "23505"
+
+// checkpoints returns the last sequence applied of each session named.
+func checkpoints(ctx context.Context, tx pgx.Tx, consumer string, sessions map[key]uint64) (map[key]uint64, error) {
+	var t, s []string
+	for k := range sessions {
+		t, s = append(t, k.tenant), append(s, k.id)
+	}
+	last := map[key]uint64{}
+	rows, err := tx.Query(ctx, selectCheckpoints, consumer, t, s)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k key
+		var seq int64
+		if err := rows.Scan(&k.tenant, &k.id, &seq); err != nil {
+			return nil, classify(err)
+		}
+		last[k] = uint64(seq) //nolint:gosec // sequences are positive
+	}
+	return last, classify(rows.Err())
+}
+
+// queueBehind queues a count of the sessions whose checkpoint is at or
+// past their first sequence in the batch.
+func queueBehind(b *pgx.Batch, consumer string, first map[key]uint64, n *int) {
+	var t, s []string
+	var q []int64
+	for k, seq := range first {
+		t, s, q = append(t, k.tenant), append(s, k.id), append(q, int64(seq)) //nolint:gosec // sequences fit
+	}
+	b.Queue(countBehind, consumer, t, s, q).QueryRow(func(row pgx.Row) error { return row.Scan(n) })
+}
+
+func queueCheckpoints(b *pgx.Batch, consumer string, maxSeq map[key]uint64) {
+	var t, s []string
+	var q []int64
+	for _, k := range sortedKeys(maxSeq, cmpKey) {
+		t, s, q = append(t, k.tenant), append(s, k.id), append(q, int64(maxSeq[k])) //nolint:gosec // sequences fit
+	}
+	b.Queue(upsertCheckpoints, consumer, t, s, q)
 }
 
 // applyOne applies one event in a savepoint. A permanent failure rolls the
@@ -314,16 +394,18 @@ func applyOne(ctx context.Context, tx pgx.Tx, d *decoded) (applied bool, reason 
 		}
 		return false, "", err
 	}
-	isNew, err := logEvents(ctx, sp, []*decoded{d})
-	if err != nil {
-		return fail(err)
+	isNew := false
+	b := &pgx.Batch{}
+	queueEvents(b, []*decoded{d}, func(key) { isNew = true })
+	if err := sp.SendBatch(ctx, b).Close(); err != nil {
+		return fail(classify(err))
 	}
-	if !isNew[key{d.ev.Tenant, d.ev.EventID}] {
+	if !isNew {
 		return false, "", classify(sp.Commit(ctx))
 	}
 	w := newWrites()
 	w.fold(&d.ev)
-	b := &pgx.Batch{}
+	b = &pgx.Batch{}
 	w.queue(b)
 	if err := sp.SendBatch(ctx, b).Close(); err != nil {
 		return fail(classify(err))
@@ -334,39 +416,42 @@ func applyOne(ctx context.Context, tx pgx.Tx, d *decoded) (applied bool, reason 
 	return true, "", nil
 }
 
-// logEvents inserts the events into the log in one statement and returns
-// the ones that were not there yet.
-func logEvents(ctx context.Context, tx pgx.Tx, evs []*decoded) (map[key]bool, error) {
-	isNew := make(map[key]bool, len(evs))
+// queueEvents queues the insert of the events into the log, calling logged
+// with each one that was not there yet.
+func queueEvents(b *pgx.Batch, evs []*decoded, logged func(key)) {
 	if len(evs) == 0 {
-		return isNew, nil
+		return
 	}
+	b.Queue(insertEvents, eventArgs(evs)...).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var k key
+			if err := rows.Scan(&k.tenant, &k.id); err != nil {
+				return err
+			}
+			logged(k)
+		}
+		return rows.Err()
+	})
+}
+
+// eventArgs are the parameters of insertEvents: a column per array.
+func eventArgs(evs []*decoded) []any {
 	n := len(evs)
 	var (
-		t, e, ty, pr, s, th, tu, it, rq, mv, data = make([]string, n), make([]string, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		at  = make([]time.Time, n)
-		seq = make([]int64, n)
+		t, e, ty, pr, s, th, tu, it, rq, mv = make([]string, n), make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		// The documents go as they came, without a copy into strings.
+		data = make([][]byte, n)
+		at   = make([]time.Time, n)
+		seq  = make([]int64, n)
 	)
 	for i, d := range evs {
 		ev := &d.ev
 		t[i], e[i], ty[i], pr[i], s[i] = ev.Tenant, ev.EventID, string(ev.Type()), string(ev.Provider), ev.SessionID
 		th[i], tu[i], it[i], rq[i] = ev.ThreadID, ev.TurnID, ev.ItemID, ev.RequestID
-		at[i], mv[i], seq[i], data[i] = ev.CreatedAt, ev.MappingVersion, int64(d.seq), string(d.msg.Data()) //nolint:gosec // sequences fit
+		at[i], mv[i], seq[i], data[i] = ev.CreatedAt, ev.MappingVersion, int64(d.seq), d.msg.Data() //nolint:gosec // sequences fit
 	}
-	rows, err := tx.Query(ctx, insertEvents, t, e, ty, pr, s, th, tu, it, rq, at, mv, seq, data)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k key
-		if err := rows.Scan(&k.tenant, &k.id); err != nil {
-			return nil, classify(err)
-		}
-		isNew[k] = true
-	}
-	return isNew, classify(rows.Err())
+	return []any{t, e, ty, pr, s, th, tu, it, rq, at, mv, seq, data}
 }
 
 // deadLetter publishes an event the projector cannot apply to
@@ -404,4 +489,33 @@ func (p *Projector) deadLetter(ctx context.Context, m jetstream.Msg, tenant, rea
 	if err := m.Term(); err != nil {
 		p.log.Debug("term failed", "err", err)
 	}
+}
+
+// eventColumns are the event log's columns, in eventArgs' order.
+var eventColumns = []string{"tenant_id", "event_id", "type", "provider", "session_id", "thread_id", "turn_id", "item_id",
+	"request_id", "created_at", "mapping_version", "runtime_seq", "data"}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// copyEvents copies the events into the log. COPY inserts rows in bulk
+// (a page at a time, without a speculative insertion per row): it cost
+// Postgres about a tenth less CPU than INSERT ... SELECT FROM unnest for
+// the same events, and the log is most of what Postgres does per batch.
+func copyEvents(ctx context.Context, tx pgx.Tx, evs []*decoded) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, eventColumns, pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
+		d := evs[i]
+		ev := &d.ev
+		return []any{ev.Tenant, ev.EventID, string(ev.Type()), string(ev.Provider), ev.SessionID, nullable(ev.ThreadID),
+			nullable(ev.TurnID), nullable(ev.ItemID), nullable(ev.RequestID), ev.CreatedAt, ev.MappingVersion,
+			int64(d.seq), d.msg.Data()}, nil //nolint:gosec // sequences fit
+	}))
+	return err
 }

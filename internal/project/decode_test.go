@@ -1,0 +1,110 @@
+package project
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/adaptertest"
+	"github.com/agentwire/agentwire/pkg/adapters"
+	"github.com/agentwire/agentwire/pkg/canonical"
+	"github.com/agentwire/agentwire/pkg/canonical/wire"
+)
+
+func recordedMsgs(tb testing.TB) []*nats.Msg {
+	tb.Helper()
+	paths, err := filepath.Glob("../../testdata/recordings/*/*.jsonl")
+	require.NoError(tb, err)
+	sort.Strings(paths)
+	var out []*nats.Msg
+	for _, p := range paths {
+		set := filepath.Base(filepath.Dir(p))
+		dialect := set
+		switch {
+		case strings.HasPrefix(set, "claude-stream"), set == "claude-control":
+			dialect = "claude-stream"
+		case strings.HasPrefix(set, "acp-"):
+			dialect = "acp"
+		}
+		a, err := adapters.Lookup(dialect)
+		if err != nil {
+			continue
+		}
+		s := a.NewSession("")
+		for _, f := range adaptertest.Frames(a.Dialect(), "recordings/"+set+"/"+filepath.Base(p), adaptertest.ReadLines(tb, p)) {
+			f.Tenant = "acme"
+			evs, err := s.Map(f)
+			require.NoError(tb, err)
+			for _, e := range evs {
+				m, err := wire.ToNATS(e)
+				require.NoError(tb, err)
+				out = append(out, m)
+			}
+		}
+	}
+	require.NotEmpty(tb, out)
+	return out
+}
+
+// TestDecodeEvent: the projector's decoder reads every recorded event as
+// wire.FromNATS does, raw aside.
+func TestDecodeEvent(t *testing.T) {
+	t.Parallel()
+	for _, m := range recordedMsgs(t) {
+		want, err := wire.FromNATS(m)
+		require.NoError(t, err)
+		want.Raw = nil
+		got, err := decodeEvent(m.Subject, m.Header, m.Data)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+}
+
+// TestDecodeEventRejects: what the fast path cannot vouch for fails, as
+// wire.FromNATS fails it.
+func TestDecodeEventRejects(t *testing.T) {
+	t.Parallel()
+	m := recordedMsgs(t)[0]
+	for name, mutate := range map[string]func(h nats.Header, data string) string{
+		"tenant header": func(h nats.Header, d string) string { h.Set("ce-tenant", "globex"); return d },
+		"bad id": func(_ nats.Header, d string) string {
+			var e canonical.Event
+			_ = e
+			return strings.Replace(d, `"eventId":"`, `"eventId":"x`, 1)
+		},
+		"no payload":   func(_ nats.Header, d string) string { return strings.Replace(d, `"payload":`, `"payloadx":`, 1) },
+		"unknown type": func(_ nats.Header, d string) string { return strings.Replace(d, `"type":"`, `"type":"x`, 1) },
+	} {
+		h := nats.Header{}
+		for k, v := range m.Header {
+			h[k] = append([]string(nil), v...)
+		}
+		data := mutate(h, string(m.Data))
+		_, err := decodeEvent(m.Subject, h, []byte(data))
+		require.Error(t, err, name)
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	msgs := recordedMsgs(b)
+	b.Run("wire", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			m := msgs[i%len(msgs)]
+			if _, err := wire.FromNATS(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("projector", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			m := msgs[i%len(msgs)]
+			if _, err := decodeEvent(m.Subject, m.Header, m.Data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
