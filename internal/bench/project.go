@@ -139,7 +139,8 @@ func nullable(s string) any {
 // provider's own ids, so repetitions under one tenant would all describe
 // the same Codex threads, turns and items (987 sessions sharing 58 thread
 // rows in 20000 events): the figure would measure workers queueing for
-// those rows' locks, not throughput.
+// those rows' locks, not throughput. Sessions sharing rows are tested on
+// their own (internal/project's TestSharedRows).
 func benchEvents(sets []corpus, n int) ([]canonical.Event, error) {
 	var out []canonical.Event
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

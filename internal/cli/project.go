@@ -76,7 +76,7 @@ func runProjector(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, w
 			return err
 		case <-tick.C:
 			s := p.Stats()
-			log.Info("progress", "applied", s.Applied.Load(), "skipped", s.Skipped.Load(), "dead_lettered", s.DeadLettered.Load(), "retries", s.Retries.Load())
+			log.Info("progress", "applied", s.Applied.Load(), "skipped", s.Skipped.Load(), "dead_lettered", s.DeadLettered.Load(), "retries", s.Retries.Load(), "deadlocks", s.Deadlocks.Load())
 		}
 	}
 }

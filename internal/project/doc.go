@@ -8,7 +8,10 @@
 // pull consumer (bus.ProjectConsumer) reads the whole stream in order and
 // hands each event to the worker that owns its session (a hash of tenant
 // and session id). A session's events therefore reach one worker in stream
-// order, and different sessions are applied in parallel.
+// order, and different sessions are applied in parallel. Sessions may
+// share rows (a Codex thread seen through its app-server tap and its
+// rollout log); every transaction locks shared rows in primary-key order
+// (sql.go), so parallel workers cannot deadlock on them.
 //
 // # Exactly once
 //

@@ -104,24 +104,37 @@ func recordings(t *testing.T, tenant string) []recording {
 	sort.Strings(paths)
 	var out []recording
 	for _, p := range paths {
-		set := filepath.Base(filepath.Dir(p))
-		a, err := adapters.Lookup(dialectOf(set))
-		if err != nil {
-			continue
+		if r, ok := mapRecording(t, tenant, p, ""); ok {
+			out = append(out, r)
 		}
-		name := set + "/" + strings.TrimSuffix(filepath.Base(p), ".jsonl")
-		r := recording{name: name, lines: adaptertest.ReadLines(t, p)}
-		s := a.NewSession("")
-		for _, f := range adaptertest.Frames(a.Dialect(), "recordings/"+name, r.lines) {
-			f.Tenant = tenant
-			evs, err := s.Map(f)
-			require.NoError(t, err, name)
-			r.events = append(r.events, evs...)
-		}
-		out = append(out, r)
 	}
 	require.NotEmpty(t, out)
 	return out
+}
+
+// mapRecording maps the recording at path for tenant under an ingest
+// session key ("recordings/<set>/<scenario>" when ""); ok is false when
+// no adapter reads its dialect.
+func mapRecording(t *testing.T, tenant, path, sessionKey string) (recording, bool) {
+	t.Helper()
+	set := filepath.Base(filepath.Dir(path))
+	a, err := adapters.Lookup(dialectOf(set))
+	if err != nil {
+		return recording{}, false
+	}
+	name := set + "/" + strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if sessionKey == "" {
+		sessionKey = "recordings/" + name
+	}
+	r := recording{name: name, lines: adaptertest.ReadLines(t, path)}
+	s := a.NewSession("")
+	for _, f := range adaptertest.Frames(a.Dialect(), sessionKey, r.lines) {
+		f.Tenant = tenant
+		evs, err := s.Map(f)
+		require.NoError(t, err, name)
+		r.events = append(r.events, evs...)
+	}
+	return r, true
 }
 
 // publish puts the recordings' events on RUNTIME, sessions interleaved
@@ -238,7 +251,12 @@ func golden(t *testing.T) string {
 // requireGolden fails with the lines that differ (short), not the dumps.
 func requireGolden(t *testing.T, got string) {
 	t.Helper()
-	want := golden(t)
+	requireSameDump(t, golden(t), got, goldenPath)
+}
+
+// requireSameDump fails with the lines of two dumps that differ (short).
+func requireSameDump(t *testing.T, want, got, wantName string) {
+	t.Helper()
 	if want == got {
 		return
 	}
@@ -265,7 +283,7 @@ func requireGolden(t *testing.T, got string) {
 	if len(diff) > 40 {
 		diff = append(diff[:40], fmt.Sprintf("... and %d more", len(diff)-40))
 	}
-	t.Fatalf("projection differs from %s:\n%s", goldenPath, strings.Join(diff, "\n"))
+	t.Fatalf("projection differs from %s:\n%s", wantName, strings.Join(diff, "\n"))
 }
 
 func short(s string) string {

@@ -65,6 +65,10 @@ type Stats struct {
 	Batches atomic.Uint64
 	// Retries counts batches retried after a transient Postgres error.
 	Retries atomic.Uint64
+	// Deadlocks counts the retries due to a deadlock Postgres detected:
+	// rows shared by sessions are locked in key order, so it stays zero
+	// unless that order is broken.
+	Deadlocks atomic.Uint64
 	// Restarts counts restarts of the consume loop (Postgres or NATS lost).
 	Restarts atomic.Uint64
 }

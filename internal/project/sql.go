@@ -19,10 +19,22 @@ import (
 // rows of a table travel as one array per column and are unnested into an
 // INSERT ... ON CONFLICT DO UPDATE. Per-row statements were what the
 // projector spent most of its Postgres time on (parse, plan and execute
-// for every touched row). Tables are written in a fixed order, and one
-// statement cannot update a row twice, so when a batch holds several
-// patches of one row (several sessions describing the same thread, turn,
-// item or request) they go in successive statements ("rounds").
+// for every touched row). One statement cannot update a row twice, so when
+// a batch holds several patches of one row (several sessions describing
+// the same thread, turn, item or request) they go in successive statements
+// ("rounds").
+//
+// Workers apply different sessions in parallel, and sessions may share
+// rows (threads, turns, items, requests, the usage ledger, unmapped
+// kinds), so two transactions can want the same rows. They cannot
+// deadlock: tables are written in one fixed order, and within a table the
+// rows are fed to Postgres sorted by primary key (the statements below
+// that resolve a key in SQL sort there), so every transaction locks the
+// rows it shares in the same global order. A later round only touches
+// rows an earlier one locked. Sorting by session first, as this once did,
+// let one worker lock thread B then A (its sessions 1 and 3) while another
+// locked A then B (its session 2): Postgres found the cycle and one batch
+// was retried.
 
 // column is one column of a set-based upsert.
 type column struct {
@@ -528,7 +540,15 @@ func sortedKeys[K comparable, V any](m map[K]V, less func(a, b K) int) []K {
 
 func cmpKey(a, b key) int { return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.id, b.id)) }
 
-func cmpKey3(a, b key3) int {
+// cmpShared orders the patches of a table several sessions share (keyed
+// by tenant and id) by that key, then session: the order their rows are
+// locked in.
+func cmpShared(a, b key3) int {
+	return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.id, b.id), cmp.Compare(a.session, b.session))
+}
+
+// cmpOwn orders the patches of a table keyed by tenant, session and id.
+func cmpOwn(a, b key3) int {
 	return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.session, b.session), cmp.Compare(a.id, b.id))
 }
 
@@ -591,7 +611,7 @@ func (w *writes) queue(b *pgx.Batch) {
 	}
 	rs.queueTo(b, upsertSessions)
 
-	for _, round := range rounds(sortedKeys(w.threads, cmpKey3)) {
+	for _, round := range rounds(sortedKeys(w.threads, cmpShared)) {
 		rs := newRows(threadCols)
 		for _, k := range round {
 			t := w.threads[k]
@@ -602,7 +622,7 @@ func (w *writes) queue(b *pgx.Batch) {
 		rs.queueTo(b, upsertThreads)
 	}
 
-	for _, round := range rounds(sortedKeys(w.turns, cmpKey3)) {
+	for _, round := range rounds(sortedKeys(w.turns, cmpShared)) {
 		rs := newRows(turnCols)
 		for _, k := range round {
 			t := w.turns[k]
@@ -614,7 +634,7 @@ func (w *writes) queue(b *pgx.Batch) {
 		rs.queueTo(b, upsertTurns)
 	}
 
-	for _, round := range rounds(sortedKeys(w.items, cmpKey3)) {
+	for _, round := range rounds(sortedKeys(w.items, cmpShared)) {
 		rs := newRows(itemCols)
 		appends := newRowsOf(slices.Repeat([]string{"text"}, 3+numStreams)...)
 		for _, k := range round {
@@ -643,7 +663,7 @@ func (w *writes) queue(b *pgx.Batch) {
 		appends.queueTo(b, appendItemText)
 	}
 
-	for _, round := range rounds(sortedKeys(w.requests, cmpKey3)) {
+	for _, round := range rounds(sortedKeys(w.requests, cmpShared)) {
 		rs := newRows(requestCols)
 		for _, k := range round {
 			r := w.requests[k]
@@ -654,7 +674,7 @@ func (w *writes) queue(b *pgx.Batch) {
 	}
 
 	rs = newRows(taskCols)
-	for _, k := range sortedKeys(w.tasks, cmpKey3) {
+	for _, k := range sortedKeys(w.tasks, cmpOwn) {
 		t := w.tasks[k]
 		rs.add(k.tenant, k.session, k.id, t.provider, t.thread, t.turn, t.description, t.taskType, t.status,
 			t.summary, t.lastTool, rawJSON(t.usage), t.startedAt, t.completedAt, t.updatedAt)
@@ -662,7 +682,7 @@ func (w *writes) queue(b *pgx.Batch) {
 	rs.queueTo(b, upsertTasks)
 
 	rs = newRows(hookCols)
-	for _, k := range sortedKeys(w.hooks, cmpKey3) {
+	for _, k := range sortedKeys(w.hooks, cmpOwn) {
 		h := w.hooks[k]
 		rs.add(k.tenant, k.session, k.id, h.provider, h.turn, h.name, h.event, h.outcome, h.output,
 			h.stdout, h.stderr, h.exitCode, h.startedAt, h.completedAt)
@@ -678,7 +698,7 @@ func (w *writes) queue(b *pgx.Batch) {
 
 	rs = newRowsOf("text", "text", "text", "text", "text", "text", "timestamptz", "int8", "int8", "int8", "int8", "int8", "float8")
 	for _, k := range sortedKeys(w.ledger, func(a, b ledgerKey) int {
-		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.session, b.session), cmp.Compare(a.turn, b.turn), cmp.Compare(a.model, b.model))
+		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.turn, b.turn), cmp.Compare(a.model, b.model), cmp.Compare(a.session, b.session))
 	}) {
 		l := w.ledger[k]
 		rs.add(l.tenant, l.turn, l.model, l.provider, l.session, l.thread, l.at,

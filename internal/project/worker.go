@@ -159,6 +159,9 @@ func (w *worker) process(msgs []jetstream.Msg) {
 			return
 		}
 		p.stats.Retries.Add(1)
+		if pg, ok := errors.AsType[*pgconn.PgError](err); ok && pg.Code == pgDeadlockDetected {
+			p.stats.Deadlocks.Add(1)
+		}
 		p.log.Warn("applying a batch failed; retrying", "events", len(batch), "err", err, "in", backoff)
 		for _, d := range batch {
 			_ = d.msg.InProgress()
@@ -335,7 +338,10 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 	return out, nil
 }
 
-const pgUniqueViolation = "23505"
+const (
+	pgUniqueViolation  = "23505"
+	pgDeadlockDetected = "40P01"
+)
 
 // checkpoints returns the last sequence applied of each session named.
 func checkpoints(ctx context.Context, tx pgx.Tx, consumer string, sessions map[key]uint64) (map[key]uint64, error) {
