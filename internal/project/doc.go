@@ -11,7 +11,9 @@
 // order, and different sessions are applied in parallel. Sessions may
 // share rows (a Codex thread seen through its app-server tap and its
 // rollout log); every transaction locks shared rows in primary-key order
-// (sql.go), so parallel workers cannot deadlock on them.
+// (sql.go), so parallel workers cannot deadlock on them, and such rows
+// merge column by column into the same result whichever session is
+// applied first (migrations/README.md, "Rows two sessions describe").
 //
 // # Exactly once
 //

@@ -1,8 +1,11 @@
 package project_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -57,4 +60,116 @@ func TestSharedRows(t *testing.T) {
 	require.Zero(t, p.Stats().Deadlocks.Load(), "deadlocks retried")
 	require.Positive(t, p.Stats().Batches.Load())
 	requireSameDump(t, serial.dump(), parallel.dump(), "the projection of one worker")
+}
+
+// rowsOf returns a table's rows as JSON objects keyed by the named column.
+func (e *env) rowsOf(table, keyColumn string) map[string]map[string]any {
+	e.t.Helper()
+	rows, err := e.pool.Query(context.Background(), `SELECT to_jsonb(x) FROM `+table+` x`)
+	require.NoError(e.t, err)
+	out := map[string]map[string]any{}
+	for rows.Next() {
+		var m map[string]any
+		require.NoError(e.t, rows.Scan(&m))
+		out[fmt.Sprint(m[keyColumn])] = m
+	}
+	require.NoError(e.t, rows.Err())
+	return out
+}
+
+// projected projects recordings one after the other with one worker, so
+// that the first is applied before the second.
+func projected(t *testing.T, recs ...recording) *env {
+	t.Helper()
+	e := newEnv(t)
+	for _, r := range recs {
+		e.publish([]recording{r}, 1)
+	}
+	e.start(project.Config{Workers: 1})
+	e.waitApplied("")
+	return e
+}
+
+// TestTwoSessionsOneThread: a Codex app-server tap and the rollout log the
+// same run wrote describe one thread, its turns and most of its items.
+// Whichever is applied first, the rows are the same; each column holds one
+// session's value (never a mix), and a value only one of them has is kept;
+// a failure either saw wins; usage is counted once.
+func TestTwoSessionsOneThread(t *testing.T) {
+	t.Parallel()
+	severity := map[string][]string{"state": {"in_progress", "completed", "cancelled", "interrupted", "aborted", "failed"},
+		"status": {"inProgress", "completed", "declined", "failed"}}
+	tables := map[string]string{"threads": "thread_id", "turns": "turn_id", "items": "item_id", "requests": "request_id"}
+	for _, scenario := range []string{"error-500", "approval-deny", "multistep", "two-turns"} {
+		t.Run(scenario, func(t *testing.T) {
+			t.Parallel()
+			tap, ok := mapRecording(t, "acme", "../../testdata/recordings/codex-app-server/"+scenario+".jsonl", "")
+			require.True(t, ok)
+			roll, ok := mapRecording(t, "acme", "../../testdata/recordings/codex-rollout/"+scenario+".jsonl", "")
+			require.True(t, ok)
+			tapOnly, rollOnly := projected(t, tap), projected(t, roll)
+			tapFirst, rollFirst := projected(t, tap, roll), projected(t, roll, tap)
+			requireSameDump(t, tapFirst.dump(), rollFirst.dump(), "the projection with the tap applied first")
+
+			shared := 0
+			for table, keyColumn := range tables {
+				a, b, merged := tapOnly.rowsOf(table, keyColumn), rollOnly.rowsOf(table, keyColumn), tapFirst.rowsOf(table, keyColumn)
+				for k, m := range merged {
+					ra, inA := a[k]
+					rb, inB := b[k]
+					require.True(t, inA || inB, "%s %s is in neither session's projection", table, k)
+					if !inA || !inB {
+						one := ra
+						if !inA {
+							one = rb
+						}
+						for c, v := range one {
+							if c != "session_id" && c != "session_columns" {
+								require.Equal(t, v, m[c], "%s %s: %s of the one session that has the row", table, k, c)
+							}
+						}
+						continue
+					}
+					shared++
+					for c, v := range m {
+						va, vb := ra[c], rb[c]
+						switch {
+						case c == "session_id" || c == "session_columns":
+						case c == "updated_at":
+							require.Equal(t, max(va.(string), vb.(string)), v, "%s %s: %s", table, k, c) //nolint:forcetypeassert // a timestamp
+						case severity[c] != nil && (table == "turns" || table == "items"):
+							rank := func(s any) int { return slices.Index(severity[c], fmt.Sprint(s)) }
+							want := va
+							if rank(vb) > rank(va) {
+								want = vb
+							}
+							require.Equal(t, want, v, "%s %s: %s is the most severe", table, k, c)
+						case va == nil && vb == nil:
+							require.Nil(t, v, "%s %s: %s", table, k, c)
+						default:
+							require.NotNil(t, v, "%s %s: %s is lost (tap %v, rollout %v)", table, k, c, va, vb)
+							require.True(t, reflect.DeepEqual(v, va) || reflect.DeepEqual(v, vb),
+								"%s %s: %s = %v is neither the tap's (%v) nor the rollout's (%v)", table, k, c, v, va, vb)
+						}
+					}
+				}
+			}
+			require.Positive(t, shared, "the sessions share no row: the test tests nothing")
+
+			// Usage is counted once: the views show what one session shows.
+			total := func(e *env) (n int64) {
+				require.NoError(t, e.pool.QueryRow(context.Background(),
+					`SELECT coalesce(sum(total_tokens), 0) FROM usage_by_day`).Scan(&n))
+				return n
+			}
+			require.Equal(t, total(tapOnly), total(tapFirst))
+			require.Equal(t, total(rollOnly), total(tapFirst))
+			if scenario == "error-500" {
+				var state, class string
+				require.NoError(t, tapFirst.pool.QueryRow(context.Background(),
+					`SELECT state, coalesce(error_class, '') FROM turns`).Scan(&state, &class))
+				require.Equal(t, []string{"failed", "provider_error"}, []string{state, class}, "the rollout says completed; the tap saw the failure")
+			}
+		})
+	}
 }

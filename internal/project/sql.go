@@ -47,33 +47,41 @@ type column struct {
 	// x.<name>.
 	value string
 	// merge is the column's value on conflict, over EXCLUDED and the
-	// table's alias; "" leaves the column alone (keys).
+	// table's alias; "" leaves the column alone (keys). Tables whose rows
+	// several sessions share say how with kind instead (see shared).
 	merge string
+	// kind is how a shared table's column merges (0: a key).
+	kind mergeKind
+	// provided is when a patch holds a value for the column, over x;
+	// default x.<name> IS NOT NULL.
+	provided string
+	// rank orders the values of a column merged by kindRank.
+	rank []string
 }
 
 // upsertSQL builds INSERT INTO table ... SELECT FROM unnest(...) ON
-// CONFLICT (conflict) DO UPDATE SET <merges> [WHERE where].
-func upsertSQL(table, alias, conflict string, cols []column, sets []string, where string) string {
-	var names, params, values []string
-	for i, c := range cols {
+// CONFLICT (conflict) DO UPDATE SET <sets>. A column without a type is
+// computed from the others (no parameter).
+func upsertSQL(table, alias, conflict string, cols []column, sets []string) string {
+	var names, params, xs, values []string
+	for _, c := range cols {
 		names = append(names, c.name)
-		params = append(params, "$"+strconv.Itoa(i+1)+"::"+c.typ+"[]")
 		v := c.value
 		if v == "" {
 			v = "x." + c.name
 		}
 		values = append(values, v)
+		if c.typ != "" {
+			xs = append(xs, c.name)
+			params = append(params, "$"+strconv.Itoa(len(params)+1)+"::"+c.typ+"[]")
+		}
 	}
 	sql := "INSERT INTO " + table + " AS " + alias + " (" + strings.Join(names, ", ") + ")\nSELECT " + strings.Join(values, ", ") +
-		"\nFROM unnest(" + strings.Join(params, ", ") + ") AS x(" + strings.Join(names, ", ") + ")\nON CONFLICT " + conflict
+		"\nFROM unnest(" + strings.Join(params, ", ") + ") AS x(" + strings.Join(xs, ", ") + ")\nON CONFLICT " + conflict
 	if len(sets) == 0 {
 		return sql + " DO NOTHING"
 	}
-	sql += " DO UPDATE SET\n    " + strings.Join(sets, ",\n    ")
-	if where != "" {
-		sql += "\nWHERE " + where
-	}
-	return sql
+	return sql + " DO UPDATE SET\n    " + strings.Join(sets, ",\n    ")
 }
 
 // ownSets is the SET list of a table whose rows belong to one session.
@@ -87,22 +95,117 @@ func ownSets(cols []column) []string {
 	return sets
 }
 
-// crossSession makes an upsert of a row that several sessions may touch
-// deterministic whatever the order the sessions are applied in (they are
-// applied in parallel): the same Codex thread, turn or item seen through an
-// app-server tap and through its rollout log has one id. The row belongs to
-// the smallest session id that wrote it: that session's writes merge as
-// written, a smaller session's first write replaces the row, a larger
-// session's writes are ignored.
-func crossSession(alias string, cols []column) (sets []string, where string) {
-	for _, c := range cols {
-		if c.merge == "" {
+// Rows several ingest sessions describe (a Codex thread seen through its
+// app-server tap and through its rollout log has one id) merge column by
+// column, whatever order the sessions are applied in; migrations/README.md
+// ("Rows two sessions describe") states the rule. Mechanically:
+//
+//   - session_id is the smallest session that wrote the row, its owner, and
+//     bit i of session_columns says whether the owner provided the i-th
+//     merged column. A patch's own bits travel as the inserted row's
+//     session_columns (computed from what it provides), which is all ON
+//     CONFLICT can see of it.
+//   - A smaller session's first write takes the row over: its values
+//     replace, the previous owner's stay where it has none (now fills).
+//   - The owner's value for a column it provided merges as if it were
+//     alone; its first value for a column replaces a fill.
+//   - A larger session fills the columns the owner never provided, merging
+//     its own values there; it never touches the owner's.
+//   - State and status take the most severe value, updated_at the latest,
+//     whoever wrote them.
+//
+// With two sessions, what fills a column is always the other session's own
+// value, so the result is the same in any order; with three or more, fills
+// from the non-owners may interleave.
+type mergeKind int
+
+const (
+	kindKey      mergeKind = iota
+	kindLatest             // the latest value the session provided
+	kindFirst              // the first value the session provided
+	kindMap                // a JSON object, merged key by key
+	kindGreatest           // the greatest value any session provided
+	kindRank               // the highest ranked value any session provided
+)
+
+// shared builds the SET list of a table whose rows several sessions
+// share, and adds the session_columns column, computed from what each
+// row of the patch provides.
+func shared(alias string, cols []column) ([]column, []string) {
+	var sets, provided []string
+	x, r := "EXCLUDED", alias
+	for i, c := range cols {
+		if c.kind == kindKey {
 			continue
 		}
-		sets = append(sets, fmt.Sprintf("%s = CASE WHEN EXCLUDED.session_id < %s.session_id THEN EXCLUDED.%s ELSE %s END", c.name, alias, c.name, c.merge))
+		bit := int64(1) << len(provided)
+		p := c.provided
+		if p == "" {
+			p = "x." + c.name + " IS NOT NULL"
+		}
+		provided = append(provided, fmt.Sprintf("CASE WHEN %s THEN %d ELSE 0 END", p, bit))
+		X, R := x+"."+c.name, r+"."+c.name
+		// fresh is the session's value if this patch has one.
+		fresh := fmt.Sprintf("CASE WHEN (%s.session_columns & %d) <> 0 THEN %s ELSE %s END", x, bit, X, R)
+		var merge string
+		switch c.kind {
+		case kindLatest:
+			merge = fresh
+		case kindFirst:
+			merge = fmt.Sprintf("coalesce(%s, %s)", R, X)
+		case kindMap:
+			merge = fmt.Sprintf("CASE WHEN (%s.session_columns & %d) <> 0 THEN %s || %s ELSE %s END", x, bit, R, X, R)
+		case kindGreatest:
+			sets = append(sets, fmt.Sprintf("%s = greatest(%s, %s)", c.name, R, X))
+			continue
+		case kindRank:
+			rank := func(v string) string {
+				var b strings.Builder
+				b.WriteString("CASE " + v)
+				for i, s := range c.rank {
+					fmt.Fprintf(&b, " WHEN '%s' THEN %d", s, i)
+				}
+				b.WriteString(" ELSE -1 END")
+				return b.String()
+			}
+			// Ties (two states of one rank) go to the greater text, so the
+			// order the sessions came in does not matter.
+			sets = append(sets, fmt.Sprintf("%s = CASE WHEN %s IS NULL OR (%s IS NOT NULL AND (%s, %s) > (%s, %s)) THEN %s ELSE %s END",
+				c.name, R, X, rank(X), X, rank(R), R, X, R))
+			continue
+		case kindKey:
+			panic(fmt.Sprintf("shared: column %d (%s) is a key", i, c.name))
+		}
+		owned := fmt.Sprintf("(%s.session_columns & %d) <> 0", r, bit)
+		sets = append(sets, fmt.Sprintf(
+			"%s = CASE WHEN %s.session_id < %s.session_id THEN %s WHEN %s.session_id > %s.session_id THEN CASE WHEN %s THEN %s ELSE %s END "+
+				"WHEN %s THEN %s ELSE %s END",
+			c.name, x, r, fresh, x, r, owned, R, merge, owned, merge, fresh))
 	}
-	sets = append(sets, "session_id = EXCLUDED.session_id")
-	return sets, "EXCLUDED.session_id <= " + alias + ".session_id"
+	if len(provided) > 63 {
+		panic("shared: more merged columns than session_columns has bits")
+	}
+	cols = append(cols, column{name: "session_columns", value: strings.Join(provided, " | ")})
+	sets = append(sets,
+		fmt.Sprintf("session_columns = CASE WHEN %[1]s.session_id < %[2]s.session_id THEN %[1]s.session_columns "+
+			"WHEN %[1]s.session_id = %[2]s.session_id THEN %[2]s.session_columns | %[1]s.session_columns ELSE %[2]s.session_columns END", x, r),
+		fmt.Sprintf("session_id = least(%s.session_id, %s.session_id)", x, r))
+	return cols, sets
+}
+
+// columnBit is the session_columns bit of a shared table's column.
+func columnBit(cols []column, name string) int64 {
+	n := 0
+	for _, c := range cols {
+		if c.kind == kindKey {
+			continue
+		}
+		if c.name == name {
+			return int64(1) << n
+		}
+		n++
+	}
+	panic("columnBit: no merged column " + name)
 }
 
 func keep(alias, name string) string {
@@ -135,74 +238,67 @@ var sessionCols = []column{
 	{name: "event_count", typ: "int8", merge: "s.event_count + EXCLUDED.event_count"},
 }
 
-var upsertSessions = upsertSQL("sessions", "s", "(tenant_id, session_id)", sessionCols, ownSets(sessionCols), "")
+var upsertSessions = upsertSQL("sessions", "s", "(tenant_id, session_id)", sessionCols, ownSets(sessionCols))
 
-// usageCols are the token columns of threads, turns and the ledger.
-func usageColumns(alias string) []column {
+// usageColumns are the token columns of threads and turns.
+func usageColumns() []column {
 	var out []column
 	for _, n := range []string{"input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"} {
-		out = append(out, column{name: n, typ: "int8", merge: keep(alias, n)})
+		out = append(out, column{name: n, typ: "int8", kind: kindLatest})
 	}
 	return out
 }
 
-var threadCols = slices.Concat([]column{
-	{name: "tenant_id", typ: "text"},
-	{name: "thread_id", typ: "text", value: "x.thread_id::uuid"},
-	{name: "session_id", typ: "text", value: "x.session_id::uuid"},
-	{name: "provider", typ: "text"},
-	{name: "provider_thread_id", typ: "text", merge: keep("t", "provider_thread_id")},
-	{name: "state", typ: "text", merge: keep("t", "state")},
-	{name: "name", typ: "text", merge: keep("t", "name")},
-	{name: "metadata", typ: "text", value: "coalesce(x.metadata::jsonb, '{}')",
-		merge: "CASE WHEN EXCLUDED.metadata = '{}' THEN t.metadata ELSE t.metadata || EXCLUDED.metadata END"},
-}, usageColumns("t"), []column{
-	{name: "context_window", typ: "int8", merge: keep("t", "context_window")},
-	{name: "started_at", typ: "timestamptz", merge: first("t", "started_at")},
-	{name: "updated_at", typ: "timestamptz", merge: "greatest(t.updated_at, EXCLUDED.updated_at)"},
-})
+func keyCol(name, typ, value string) column { return column{name: name, typ: typ, value: value} }
 
-var upsertThreads = func() string {
-	sets, where := crossSession("t", threadCols)
-	return upsertSQL("threads", "t", "(tenant_id, thread_id)", threadCols, sets, where)
-}()
+var threadCols, threadSets = shared("t", slices.Concat([]column{
+	keyCol("tenant_id", "text", ""),
+	keyCol("thread_id", "text", "x.thread_id::uuid"),
+	keyCol("session_id", "text", "x.session_id::uuid"),
+	keyCol("provider", "text", ""),
+	{name: "provider_thread_id", typ: "text", kind: kindLatest},
+	{name: "state", typ: "text", kind: kindLatest},
+	{name: "name", typ: "text", kind: kindLatest},
+	{name: "metadata", typ: "text", value: "coalesce(x.metadata::jsonb, '{}')", kind: kindMap},
+}, usageColumns(), []column{
+	{name: "context_window", typ: "int8", kind: kindLatest},
+	{name: "started_at", typ: "timestamptz", kind: kindFirst},
+	{name: "updated_at", typ: "timestamptz", kind: kindGreatest},
+}))
 
-// A column with a default (a turn's state, an item's or a request's type)
-// cannot say "not in this patch" with NULL: the default is inserted, and
-// only the inserted row reaches ON CONFLICT. The default itself therefore
-// never replaces a value: a turn that is known to have ended is not put
-// back in progress, a known item type is not overwritten with unknown.
-func unlessDefault(alias, name, def string) string {
-	return "CASE WHEN EXCLUDED." + name + " = '" + def + "' THEN " + alias + "." + name + " ELSE EXCLUDED." + name + " END"
-}
+var upsertThreads = upsertSQL("threads", "t", "(tenant_id, thread_id)", threadCols, threadSets)
 
-var turnCols = slices.Concat([]column{
-	{name: "tenant_id", typ: "text"},
-	{name: "turn_id", typ: "text", value: "x.turn_id::uuid"},
-	{name: "session_id", typ: "text", value: "x.session_id::uuid"},
-	{name: "thread_id", typ: "text", value: "x.thread_id::uuid", merge: keep("t", "thread_id")},
-	{name: "provider", typ: "text"},
-	{name: "state", typ: "text", value: "coalesce(x.state, 'in_progress')", merge: unlessDefault("t", "state", "in_progress")},
-	{name: "model", typ: "text", merge: first("t", "model")},
-	{name: "effort", typ: "text", merge: keep("t", "effort")},
-	{name: "started_at", typ: "timestamptz", merge: first("t", "started_at")},
-	{name: "ended_at", typ: "timestamptz", merge: keep("t", "ended_at")},
-	{name: "stop_reason", typ: "text", merge: keep("t", "stop_reason")},
-	{name: "error_message", typ: "text", merge: keep("t", "error_message")},
-	{name: "error_class", typ: "text", merge: keep("t", "error_class")},
-}, usageColumns("t"), []column{
-	{name: "cost_usd", typ: "float8", merge: keep("t", "cost_usd")},
-	{name: "duration_ms", typ: "int8", merge: keep("t", "duration_ms")},
-	{name: "plan", typ: "text", value: "x.plan::jsonb", merge: keep("t", "plan")},
-	{name: "plan_explanation", typ: "text", merge: keep("t", "plan_explanation")},
-	{name: "diff", typ: "text", merge: keep("t", "diff")},
-	{name: "updated_at", typ: "timestamptz", merge: "greatest(t.updated_at, EXCLUDED.updated_at)"},
-})
+// turnStates and itemStatuses rank what a session may report, from least
+// to most severe.
+var (
+	turnStates   = []string{"in_progress", "completed", "cancelled", "interrupted", "aborted", "failed"}
+	itemStatuses = []string{"inProgress", "completed", "declined", "failed"}
+)
 
-var upsertTurns = func() string {
-	sets, where := crossSession("t", turnCols)
-	return upsertSQL("turns", "t", "(tenant_id, turn_id)", turnCols, sets, where)
-}()
+var turnCols, turnSets = shared("t", slices.Concat([]column{
+	keyCol("tenant_id", "text", ""),
+	keyCol("turn_id", "text", "x.turn_id::uuid"),
+	keyCol("session_id", "text", "x.session_id::uuid"),
+	{name: "thread_id", typ: "text", value: "x.thread_id::uuid", kind: kindLatest},
+	keyCol("provider", "text", ""),
+	{name: "state", typ: "text", value: "coalesce(x.state, 'in_progress')", kind: kindRank, rank: turnStates},
+	{name: "model", typ: "text", kind: kindFirst},
+	{name: "effort", typ: "text", kind: kindLatest},
+	{name: "started_at", typ: "timestamptz", kind: kindFirst},
+	{name: "ended_at", typ: "timestamptz", kind: kindLatest},
+	{name: "stop_reason", typ: "text", kind: kindLatest},
+	{name: "error_message", typ: "text", kind: kindLatest},
+	{name: "error_class", typ: "text", kind: kindLatest},
+}, usageColumns(), []column{
+	{name: "cost_usd", typ: "float8", kind: kindLatest},
+	{name: "duration_ms", typ: "int8", kind: kindLatest},
+	{name: "plan", typ: "text", value: "x.plan::jsonb", kind: kindLatest},
+	{name: "plan_explanation", typ: "text", kind: kindLatest},
+	{name: "diff", typ: "text", kind: kindLatest},
+	{name: "updated_at", typ: "timestamptz", kind: kindGreatest},
+}))
+
+var upsertTurns = upsertSQL("turns", "t", "(tenant_id, turn_id)", turnCols, turnSets)
 
 // textColumns are the item text columns in streamIndex order.
 var textColumns = [numStreams]string{
@@ -215,78 +311,79 @@ var textColumns = [numStreams]string{
 // concatenated) by appendItemText right after, which can read the row the
 // upsert left (ON CONFLICT sees only the inserted row, not whether its
 // text was meant to replace or extend).
-var itemCols = func() []column {
+var itemCols, itemSets = shared("i", func() []column {
 	cols := []column{
-		{name: "tenant_id", typ: "text"},
-		{name: "item_id", typ: "text", value: "x.item_id::uuid"},
-		{name: "session_id", typ: "text", value: "x.session_id::uuid"},
-		{name: "thread_id", typ: "text", value: "x.thread_id::uuid", merge: keep("i", "thread_id")},
-		{name: "turn_id", typ: "text", value: "x.turn_id::uuid", merge: keep("i", "turn_id")},
-		{name: "provider", typ: "text"},
-		{name: "item_type", typ: "text", value: "coalesce(x.item_type, 'unknown')", merge: unlessDefault("i", "item_type", "unknown")},
-		{name: "status", typ: "text", merge: keep("i", "status")},
-		{name: "title", typ: "text", merge: keep("i", "title")},
-		{name: "detail", typ: "text", merge: keep("i", "detail")},
-		{name: "tool_name", typ: "text", merge: keep("i", "tool_name")},
-		{name: "command", typ: "text", merge: keep("i", "command")},
-		{name: "exit_code", typ: "int4", merge: keep("i", "exit_code")},
+		keyCol("tenant_id", "text", ""),
+		keyCol("item_id", "text", "x.item_id::uuid"),
+		keyCol("session_id", "text", "x.session_id::uuid"),
+		{name: "thread_id", typ: "text", value: "x.thread_id::uuid", kind: kindLatest},
+		{name: "turn_id", typ: "text", value: "x.turn_id::uuid", kind: kindLatest},
+		keyCol("provider", "text", ""),
+		{name: "item_type", typ: "text", value: "coalesce(x.item_type, 'unknown')", kind: kindLatest},
+		{name: "status", typ: "text", kind: kindRank, rank: itemStatuses},
+		{name: "title", typ: "text", kind: kindLatest},
+		{name: "detail", typ: "text", kind: kindLatest},
+		{name: "tool_name", typ: "text", kind: kindLatest},
+		{name: "command", typ: "text", kind: kindLatest},
+		{name: "exit_code", typ: "int4", kind: kindLatest},
 		// An array per row does not survive unnest (it flattens): files
 		// travel as a JSON array.
 		{name: "files", typ: "text", value: "CASE WHEN x.files IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(x.files::jsonb)) END",
-			merge: keep("i", "files")},
-		{name: "parent_item_id", typ: "text", value: "x.parent_item_id::uuid", merge: keep("i", "parent_item_id")},
+			kind: kindLatest},
+		{name: "parent_item_id", typ: "text", value: "x.parent_item_id::uuid", kind: kindLatest},
 	}
 	for _, c := range textColumns {
-		cols = append(cols, column{name: c, typ: "text", merge: keep("i", c)})
+		cols = append(cols, column{name: c, typ: "text", kind: kindLatest})
 	}
 	return append(cols,
-		column{name: "started_at", typ: "timestamptz", merge: first("i", "started_at")},
-		column{name: "completed_at", typ: "timestamptz", merge: keep("i", "completed_at")},
-		column{name: "updated_at", typ: "timestamptz", merge: "greatest(i.updated_at, EXCLUDED.updated_at)"},
+		column{name: "started_at", typ: "timestamptz", kind: kindFirst},
+		column{name: "completed_at", typ: "timestamptz", kind: kindLatest},
+		column{name: "updated_at", typ: "timestamptz", kind: kindGreatest},
 	)
-}()
+}())
 
-var upsertItems = func() string {
-	sets, where := crossSession("i", itemCols)
-	return upsertSQL("items", "i", "(tenant_id, item_id)", itemCols, sets, where)
-}()
+var upsertItems = upsertSQL("items", "i", "(tenant_id, item_id)", itemCols, itemSets)
 
 // appendItemText extends the item texts with a batch's deltas, on the rows
-// the upsert just wrote, if they still belong to the session (a smaller
-// session's row ignores a larger one's writes, see crossSession).
+// the upsert just wrote, when they belong to the session: the owner's first
+// text for a column replaces what another session filled in, its next ones
+// extend it. Another session's deltas are left out (see shared).
 var appendItemText = func() string {
 	var sets, params, names []string
+	var bits []string
 	for i, c := range textColumns {
-		sets = append(sets, c+" = CASE WHEN x.c"+strconv.Itoa(i)+" IS NULL THEN i."+c+" ELSE coalesce(i."+c+", '') || x.c"+strconv.Itoa(i)+" END")
+		v := "x.c" + strconv.Itoa(i)
+		bit := columnBit(itemCols, c)
+		sets = append(sets, fmt.Sprintf("%s = CASE WHEN %s IS NULL THEN i.%s WHEN (i.session_columns & %d) <> 0 THEN coalesce(i.%s, '') || %s ELSE %s END",
+			c, v, c, bit, c, v, v))
+		bits = append(bits, fmt.Sprintf("CASE WHEN %s IS NULL THEN 0 ELSE %d END", v, bit))
 		params = append(params, "$"+strconv.Itoa(i+4)+"::text[]")
 		names = append(names, "c"+strconv.Itoa(i))
 	}
+	sets = append(sets, "session_columns = i.session_columns | "+strings.Join(bits, " | "))
 	return "UPDATE items AS i SET " + strings.Join(sets, ", ") +
 		"\nFROM unnest($1::text[], $2::text[], $3::text[], " + strings.Join(params, ", ") + ") AS x(t, id, s, " + strings.Join(names, ", ") + ")" +
 		"\nWHERE i.tenant_id = x.t AND i.item_id = x.id::uuid AND i.session_id = x.s::uuid"
 }()
 
-var requestCols = []column{
-	{name: "tenant_id", typ: "text"},
-	{name: "request_id", typ: "text", value: "x.request_id::uuid"},
-	{name: "session_id", typ: "text", value: "x.session_id::uuid"},
-	{name: "thread_id", typ: "text", value: "x.thread_id::uuid", merge: keep("r", "thread_id")},
-	{name: "turn_id", typ: "text", value: "x.turn_id::uuid", merge: keep("r", "turn_id")},
-	{name: "item_id", typ: "text", value: "x.item_id::uuid", merge: keep("r", "item_id")},
-	{name: "provider", typ: "text"},
-	{name: "request_type", typ: "text", value: "coalesce(x.request_type, 'unknown')", merge: unlessDefault("r", "request_type", "unknown")},
-	{name: "detail", typ: "text", merge: keep("r", "detail")},
-	{name: "args", typ: "text", value: "x.args::jsonb", merge: keep("r", "args")},
-	{name: "opened_at", typ: "timestamptz", merge: first("r", "opened_at")},
-	{name: "resolved_at", typ: "timestamptz", merge: keep("r", "resolved_at")},
-	{name: "decision", typ: "text", merge: keep("r", "decision")},
-	{name: "resolution", typ: "text", value: "x.resolution::jsonb", merge: keep("r", "resolution")},
-}
+var requestCols, requestSets = shared("r", []column{
+	keyCol("tenant_id", "text", ""),
+	keyCol("request_id", "text", "x.request_id::uuid"),
+	keyCol("session_id", "text", "x.session_id::uuid"),
+	{name: "thread_id", typ: "text", value: "x.thread_id::uuid", kind: kindLatest},
+	{name: "turn_id", typ: "text", value: "x.turn_id::uuid", kind: kindLatest},
+	{name: "item_id", typ: "text", value: "x.item_id::uuid", kind: kindLatest},
+	keyCol("provider", "text", ""),
+	{name: "request_type", typ: "text", value: "coalesce(x.request_type, 'unknown')", kind: kindLatest},
+	{name: "detail", typ: "text", kind: kindLatest},
+	{name: "args", typ: "text", value: "x.args::jsonb", kind: kindLatest},
+	{name: "opened_at", typ: "timestamptz", kind: kindFirst},
+	{name: "resolved_at", typ: "timestamptz", kind: kindLatest},
+	{name: "decision", typ: "text", kind: kindLatest},
+	{name: "resolution", typ: "text", value: "x.resolution::jsonb", kind: kindLatest},
+})
 
-var upsertRequests = func() string {
-	sets, where := crossSession("r", requestCols)
-	return upsertSQL("requests", "r", "(tenant_id, request_id)", requestCols, sets, where)
-}()
+var upsertRequests = upsertSQL("requests", "r", "(tenant_id, request_id)", requestCols, requestSets)
 
 var taskCols = []column{
 	{name: "tenant_id", typ: "text"},
@@ -306,7 +403,7 @@ var taskCols = []column{
 	{name: "updated_at", typ: "timestamptz", merge: "greatest(t.updated_at, EXCLUDED.updated_at)"},
 }
 
-var upsertTasks = upsertSQL("tasks", "t", "(tenant_id, session_id, task_id)", taskCols, ownSets(taskCols), "")
+var upsertTasks = upsertSQL("tasks", "t", "(tenant_id, session_id, task_id)", taskCols, ownSets(taskCols))
 
 var hookCols = []column{
 	{name: "tenant_id", typ: "text"},
@@ -325,7 +422,7 @@ var hookCols = []column{
 	{name: "completed_at", typ: "timestamptz", merge: keep("h", "completed_at")},
 }
 
-var upsertHooks = upsertSQL("hooks", "h", "(tenant_id, session_id, hook_id)", hookCols, ownSets(hookCols), "")
+var upsertHooks = upsertSQL("hooks", "h", "(tenant_id, session_id, hook_id)", hookCols, ownSets(hookCols))
 
 var rateCols = []column{
 	{name: "tenant_id", typ: "text"},
@@ -341,7 +438,7 @@ var rateCols = []column{
 	{name: "snapshot", typ: "text", value: "x.snapshot::jsonb"},
 }
 
-var insertRates = upsertSQL("rate_limit_observations", "o", "", rateCols, nil, "")
+var insertRates = upsertSQL("rate_limit_observations", "o", "", rateCols, nil)
 
 // upsertLedger resolves a turn's model when turn.completed had no
 // breakdown by model: the turn's, else the session's, else "unknown".
@@ -393,7 +490,9 @@ type rows struct {
 func newRows(cols []column) *rows {
 	r := &rows{}
 	for _, c := range cols {
-		r.typs = append(r.typs, c.typ)
+		if c.typ != "" {
+			r.typs = append(r.typs, c.typ)
+		}
 	}
 	r.reset()
 	return r
