@@ -118,7 +118,14 @@ func recordings(t *testing.T, tenant string) []recording {
 func mapRecording(t *testing.T, tenant, path, sessionKey string) (recording, bool) {
 	t.Helper()
 	set := filepath.Base(filepath.Dir(path))
-	a, err := adapters.Lookup(dialectOf(set))
+	return mapAs(t, dialectOf(set), tenant, path, sessionKey)
+}
+
+// mapAs is mapRecording for a file of the given dialect.
+func mapAs(t *testing.T, dialect, tenant, path, sessionKey string) (recording, bool) {
+	t.Helper()
+	set := filepath.Base(filepath.Dir(path))
+	a, err := adapters.Lookup(dialect)
 	if err != nil {
 		return recording{}, false
 	}
