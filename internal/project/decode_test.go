@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/pkg/adapters"
-	"github.com/agentwire/agentwire/pkg/canonical"
 	"github.com/agentwire/agentwire/pkg/canonical/wire"
 )
 
@@ -71,13 +70,9 @@ func TestDecodeEventRejects(t *testing.T) {
 	m := recordedMsgs(t)[0]
 	for name, mutate := range map[string]func(h nats.Header, data string) string{
 		"tenant header": func(h nats.Header, d string) string { h.Set("ce-tenant", "globex"); return d },
-		"bad id": func(_ nats.Header, d string) string {
-			var e canonical.Event
-			_ = e
-			return strings.Replace(d, `"eventId":"`, `"eventId":"x`, 1)
-		},
-		"no payload":   func(_ nats.Header, d string) string { return strings.Replace(d, `"payload":`, `"payloadx":`, 1) },
-		"unknown type": func(_ nats.Header, d string) string { return strings.Replace(d, `"type":"`, `"type":"x`, 1) },
+		"bad id":        func(_ nats.Header, d string) string { return strings.Replace(d, `"eventId":"`, `"eventId":"x`, 1) },
+		"no payload":    func(_ nats.Header, d string) string { return strings.Replace(d, `"payload":`, `"payloadx":`, 1) },
+		"unknown type":  func(_ nats.Header, d string) string { return strings.Replace(d, `"type":"`, `"type":"x`, 1) },
 	} {
 		h := nats.Header{}
 		for k, v := range m.Header {
