@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -33,6 +34,33 @@ func ReadLines(tb testing.TB, path string) [][]byte {
 	}
 	if err := sc.Err(); err != nil {
 		tb.Fatal(err)
+	}
+	return out
+}
+
+// machinePaths are the spellings of home and scratch directories in the
+// public transcripts the goldens are made from, and what a golden says
+// instead: goldens are committed, and quote no one's machine.
+var machinePaths = []struct {
+	re   *regexp.Regexp
+	with []byte
+}{
+	{regexp.MustCompile(`/(?:Users|home)/[A-Za-z][A-Za-z0-9._-]*`), []byte("/home/USER")},
+	{regexp.MustCompile(`/root/`), []byte("/home/USER/")},
+	{regexp.MustCompile(`/(?:private/)?tmp/`), []byte("/SCRATCH/")},
+}
+
+// ScrubPaths returns frames with home and temporary directories replaced
+// by placeholders (/home/USER, /SCRATCH). Golden inputs are scrubbed
+// before they are mapped, so the events — raw frames included — are what
+// the adapter makes of the scrubbed frames, byte for byte.
+func ScrubPaths(frames [][]byte) [][]byte {
+	out := make([][]byte, len(frames))
+	for i, f := range frames {
+		for _, m := range machinePaths {
+			f = m.re.ReplaceAll(f, m.with)
+		}
+		out[i] = f
 	}
 	return out
 }
@@ -75,7 +103,7 @@ func Golden(t *testing.T, a adapter.Adapter, glob, goldenDir string) {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			t.Parallel()
 			name := strings.TrimSuffix(filepath.Base(p), ".jsonl")
-			frames := Frames(a.Dialect(), "golden/"+name, ReadLines(t, p))
+			frames := Frames(a.Dialect(), "golden/"+name, ScrubPaths(ReadLines(t, p)))
 			got := encodeAll(t, MapAll(t, a, frames))
 			golden := filepath.Join(goldenDir, name+".golden.jsonl")
 			if *update {
