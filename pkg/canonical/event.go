@@ -8,6 +8,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
+
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
@@ -113,33 +115,57 @@ var encodeOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.Escap
 // `type` member. It checks the document's shape, not its rules: call
 // Validate for those. Unknown members are ignored, so that subscribers keep
 // working when a later version adds optional fields.
-func (e *Event) UnmarshalJSON(b []byte) error {
-	var a eventAlias
-	in := eventIn{eventAlias: &a}
-	if err := json.Unmarshal(b, &in); err != nil {
-		return fmt.Errorf("decode event: %w", err)
+func (e *Event) UnmarshalJSON(b []byte) error { return e.unmarshal(b, true) }
+
+// envelopeIn is eventIn without raw: decoding skips the member, which is
+// most of an event's bytes.
+type envelopeIn struct {
+	*eventAlias
+	Type    *string         `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+func (e *Event) unmarshal(b []byte, withRaw bool) error {
+	var (
+		a    eventAlias
+		typ  *string
+		body json.RawMessage
+		raw  *Raw
+	)
+	if withRaw {
+		in := eventIn{eventAlias: &a}
+		if err := jsonscan.Unmarshal(b, &in); err != nil {
+			return fmt.Errorf("decode event: %w", err)
+		}
+		typ, body, raw = in.Type, in.Payload, in.Raw
+	} else {
+		in := envelopeIn{eventAlias: &a}
+		if err := jsonscan.Unmarshal(b, &in); err != nil {
+			return fmt.Errorf("decode event: %w", err)
+		}
+		typ, body = in.Type, in.Payload
 	}
-	if in.Type == nil {
+	if typ == nil {
 		return &FieldError{Field: "type", Rule: "is required"}
 	}
-	p, err := NewPayload(Kind(*in.Type))
+	p, err := NewPayload(Kind(*typ))
 	if err != nil {
 		return fmt.Errorf("decode event: %w", err)
 	}
-	if len(in.Payload) == 0 || string(in.Payload) == "null" {
+	if len(body) == 0 || string(body) == "null" {
 		return &FieldError{Field: "payload", Rule: "is required"}
 	}
-	if err := json.Unmarshal(in.Payload, p); err != nil {
+	if err := jsonscan.Unmarshal(body, p); err != nil {
 		return fmt.Errorf("decode %s payload: %w", p.Kind(), err)
 	}
-	if in.Raw != nil {
-		if err := in.Raw.normalize(); err != nil {
+	if raw != nil {
+		if err := raw.normalize(); err != nil {
 			return fmt.Errorf("decode raw payload: %w", err)
 		}
 	}
 	*e = Event(a)
 	e.Payload = p
-	e.Raw = in.Raw
+	e.Raw = raw
 	return nil
 }
 
@@ -147,9 +173,17 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 func Encode(e Event) ([]byte, error) { return e.MarshalJSON() }
 
 // Decode decodes and validates an event document.
-func Decode(b []byte) (Event, error) {
+func Decode(b []byte) (Event, error) { return decode(b, true) }
+
+// DecodeEnvelope is Decode without raw: the envelope and the typed payload,
+// validated, and Raw nil. It is for consumers that never read the
+// provider's frame (the projector keeps the document as it came): raw is
+// most of a document's bytes, and decoding it most of the cost.
+func DecodeEnvelope(b []byte) (Event, error) { return decode(b, false) }
+
+func decode(b []byte, withRaw bool) (Event, error) {
 	var e Event
-	if err := e.UnmarshalJSON(b); err != nil {
+	if err := e.unmarshal(b, withRaw); err != nil {
 		return Event{}, err
 	}
 	if err := Validate(e); err != nil {

@@ -3,14 +3,15 @@ package canonical
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 
 	"testing"
 )
 
 // FuzzDecode feeds arbitrary documents to Decode. It passes when Decode
 // never panics, rejects only with errors that wrap ErrInvalidEvent or a
-// JSON error, and every accepted document survives encode→decode→encode
-// byte for byte.
+// JSON error, every accepted document survives encode→decode→encode
+// byte for byte, and DecodeEnvelope agrees with it but for raw.
 func FuzzDecode(f *testing.F) {
 	for _, k := range Kinds() {
 		b, err := readFixtureFile(k)
@@ -26,6 +27,17 @@ func FuzzDecode(f *testing.F) {
 		e, err := Decode(doc)
 		if err != nil {
 			return
+		}
+		// DecodeEnvelope reads the same event, raw aside (it may accept a
+		// document whose raw alone is broken).
+		env, err := DecodeEnvelope(doc)
+		if err != nil {
+			t.Fatalf("Decode accepts what DecodeEnvelope rejects: %v", err)
+		}
+		withoutRaw := e
+		withoutRaw.Raw = nil
+		if !reflect.DeepEqual(env, withoutRaw) {
+			t.Fatalf("DecodeEnvelope %+v, Decode %+v", env, withoutRaw)
 		}
 		enc, err := Encode(e)
 		if err != nil {

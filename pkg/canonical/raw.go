@@ -183,6 +183,9 @@ func (r *Raw) normalize() error {
 	}
 	switch r.Encoding {
 	case RawJSON:
+		if info := jsonscan.Check(r.Payload); info.Valid && info.Compact {
+			return nil // as NewRaw wrote it: nothing to compact
+		}
 		var c bytes.Buffer
 		if err := json.Compact(&c, r.Payload); err != nil {
 			return err

@@ -131,11 +131,19 @@ func headerKey(name string) string {
 
 // FromNATS decodes a NATS message written by ToNATS, or any CloudEvent in
 // binary or structured mode whose data is a canonical event document.
-func FromNATS(msg *nats.Msg) (canonical.Event, error) {
+func FromNATS(msg *nats.Msg) (canonical.Event, error) { return fromNATS(msg, canonical.Decode) }
+
+// FromNATSEnvelope is FromNATS without the raw frame (canonical.DecodeEnvelope):
+// for consumers that never read it.
+func FromNATSEnvelope(msg *nats.Msg) (canonical.Event, error) {
+	return fromNATS(msg, canonical.DecodeEnvelope)
+}
+
+func fromNATS(msg *nats.Msg, decode func([]byte) (canonical.Event, error)) (canonical.Event, error) {
 	if msg.Header.Get(headerPrefix+"specversion") == "" {
-		return UnmarshalStructured(msg.Data)
+		return unmarshalStructured(msg.Data, decode)
 	}
-	e, err := canonical.Decode(msg.Data)
+	e, err := decode(msg.Data)
 	if err != nil {
 		return canonical.Event{}, fmt.Errorf("decode cloudevent data: %w", err)
 	}
@@ -219,6 +227,10 @@ func MarshalStructured(e canonical.Event) ([]byte, error) {
 // UnmarshalStructured decodes a CloudEvent in the JSON event format whose
 // data is a canonical event document.
 func UnmarshalStructured(b []byte) (canonical.Event, error) {
+	return unmarshalStructured(b, canonical.Decode)
+}
+
+func unmarshalStructured(b []byte, decode func([]byte) (canonical.Event, error)) (canonical.Event, error) {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(b, &members); err != nil {
 		return canonical.Event{}, fmt.Errorf("decode structured cloudevent: %w", err)
@@ -230,7 +242,7 @@ func UnmarshalStructured(b []byte) (canonical.Event, error) {
 		}
 		return canonical.Event{}, errors.New("decode structured cloudevent: data is required")
 	}
-	e, err := canonical.Decode(data)
+	e, err := decode(data)
 	if err != nil {
 		return canonical.Event{}, fmt.Errorf("decode cloudevent data: %w", err)
 	}
