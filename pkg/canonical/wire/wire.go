@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -107,26 +108,20 @@ func ToNATSValidated(e canonical.Event) (*nats.Msg, error) {
 	return &nats.Msg{Subject: e.Subject(), Data: body, Header: h}, nil
 }
 
-// headerKeys are the header names of the attributes, built once.
-var headerKeys = func() map[string]string {
-	m := map[string]string{}
-	for _, name := range []string{
-		"specversion", "id", "type", "source", "subject", "time", "dataschema", "tenant", "provider",
-		"sessionid", "threadid", "turnid", "itemid", "requestid", "mappingversion",
-	} {
-		m[name] = headerPrefix + name
-	}
-	return m
-}()
+// headerKeys caches each attribute's header name, so that encoding an
+// event does not concatenate a dozen strings.
+var headerKeys sync.Map // attribute name -> header name
 
 func headerKey(name string) string {
 	if name == "datacontenttype" {
 		return headerContentType
 	}
-	if k, ok := headerKeys[name]; ok {
-		return k
+	if k, ok := headerKeys.Load(name); ok {
+		return k.(string)
 	}
-	return headerPrefix + name
+	k := headerPrefix + name
+	headerKeys.Store(name, k)
+	return k
 }
 
 // FromNATS decodes a NATS message written by ToNATS, or any CloudEvent in
