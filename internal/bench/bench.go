@@ -57,15 +57,24 @@ type corpus struct {
 	lines   [][]byte
 }
 
+// printFigure prints one "name value unit" line; ratios get two decimals,
+// so that 0.66 and 0.74 do not both read 0.7.
+func printFigure(w io.Writer, name string, v float64, unit string) error {
+	prec := 1
+	if unit == "ratio" {
+		prec = 2
+	}
+	_, err := fmt.Fprintf(w, "%s %s %s\n", name, strconv.FormatFloat(v, 'f', prec, 64), unit)
+	return err
+}
+
 // Run measures and prints every figure.
 func Run(ctx context.Context, cfg Config) error {
 	sets, err := load(cfg.Recordings)
 	if err != nil {
 		return err
 	}
-	emit := func(name string, v float64, unit string) {
-		_, _ = fmt.Fprintf(cfg.Out, "%s %s %s\n", name, strconv.FormatFloat(v, 'f', 1, 64), unit)
-	}
+	emit := func(name string, v float64, unit string) { _ = printFigure(cfg.Out, name, v, unit) }
 	round := cfg.MapRound
 	if round == 0 {
 		round = time.Second / 2
@@ -160,9 +169,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if err != nil {
 			return fmt.Errorf("project: %w", err)
 		}
-		emit("project_events_per_s", pf.EventsPerS, "events/s")
-		emit("project_baseline_events_per_s", pf.BaselineEventsPerS, "events/s")
-		emit("project_vs_baseline", pf.EventsPerS/pf.BaselineEventsPerS, "ratio")
+		_ = pf.print(cfg.Out)
 		stagePeaks = append(stagePeaks, stagePeak{"project", peakRSSMB()})
 	} else {
 		cfg.Log.Warn("DATABASE_URL is unset: no projection figures")

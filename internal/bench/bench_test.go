@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentwire/agentwire/internal/dbtest"
 )
 
 // TestRunPrintsEveryFigure runs the whole bench on a few frames: every
@@ -15,7 +17,7 @@ import (
 // value, and the baseline's self-check (it publishes what the normalizer
 // would, message for message) passes.
 func TestRunPrintsEveryFigure(t *testing.T) {
-	t.Setenv("DATABASE_URL", "") // the projection figures have their own test
+	t.Setenv("DATABASE_URL", "") // the projection figures have their own test (TestProjectFigures)
 	var out bytes.Buffer
 	err := Run(context.Background(), Config{Recordings: "../../testdata/recordings", Frames: 600, Out: &out, Log: slog.New(slog.DiscardHandler), MapRound: 20 * time.Millisecond})
 	if err != nil {
@@ -44,5 +46,45 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	}
 	if got["rss_peak_mb"] < got["rss_peak_mb_normalize"] {
 		t.Errorf("the peak is below a stage's peak:\n%s", out.String())
+	}
+}
+
+// TestProjectFigures measures the projector on a few events against a real
+// Postgres: both rates are positive, the ratio is the rounds' median, and
+// every round's scratch schema is gone afterwards.
+func TestProjectFigures(t *testing.T) {
+	t.Parallel()
+	url := dbtest.URL(t)
+	ctx := context.Background()
+	pool := dbtest.Pool(t)
+	schemas := func() int {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'agentwire_bench_%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := schemas()
+	pf, err := Project(ctx, url, "../../testdata/recordings", 1500, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pf.EventsPerS <= 0 || pf.BaselineEventsPerS <= 0 {
+		t.Errorf("rates %+v, want both positive", pf)
+	}
+	if pf.RatioMin <= 0 || pf.RatioMin > pf.Ratio || pf.Ratio > pf.RatioMax {
+		t.Errorf("ratios %+v, want 0 < min <= median <= max", pf)
+	}
+	if after := schemas(); after > before {
+		t.Errorf("%d scratch schemas left behind", after-before)
+	}
+	var out bytes.Buffer
+	if err := pf.print(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"project_events_per_s", "project_baseline_events_per_s", "project_vs_baseline ", "project_vs_baseline_min", "project_vs_baseline_max"} {
+		if !strings.Contains(out.String(), name) {
+			t.Errorf("no %s in:\n%s", strings.TrimSpace(name), out.String())
+		}
 	}
 }
