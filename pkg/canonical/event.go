@@ -3,6 +3,7 @@ package canonical
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -117,6 +118,93 @@ var encodeOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.Escap
 // working when a later version adds optional fields.
 func (e *Event) UnmarshalJSON(b []byte) error { return e.unmarshal(b, true) }
 
+// envelopeKeys are the members unmarshalEnvelopeFast reads, as the
+// encoder writes them; bit i of a seen set is envelopeKeys[i].
+var envelopeKeys = [...]string{"eventId", "tenant", "provider", "sessionId", "createdAt", "threadId", "turnId", "itemId",
+	"requestId", "providerRefs", "mappingVersion", "type", "payload", "raw"}
+
+// unmarshalEnvelopeFast is unmarshal without raw for the documents the
+// encoder writes, which is nearly all of them: one validating pass over
+// the whole document (jsonscan, several times faster than a decoder's),
+// the envelope read member by member, the payload decoded once from its
+// own bytes, raw passed over. The general decoder read raw through its
+// tokenizer and the payload twice (captured, then decoded), most of what
+// decoding an event cost a consumer that never reads raw. It reports
+// false, having decided nothing, for whatever it is not sure to read as
+// the general decoder does (invalid JSON, a key spelled another way or
+// repeated, a value of another type, a payload that does not decode):
+// the caller decodes those the general way, which also words the error.
+func (e *Event) unmarshalEnvelopeFast(b []byte) bool {
+	if !jsonscan.Check(b).Valid {
+		return false
+	}
+	var (
+		seen      uint32
+		typ, body []byte
+		strs      = [...]*string{&e.EventID, &e.Tenant, (*string)(&e.Provider), &e.SessionID, nil, &e.ThreadID, &e.TurnID, &e.ItemID, &e.RequestID, nil, &e.MappingVersion}
+		fine      = true
+	)
+	object := jsonscan.EachMember(b, func(key, v []byte) bool {
+		i := envelopeKey(key)
+		if i == -2 {
+			return true
+		}
+		if i < 0 || seen&(1<<i) != 0 {
+			fine = false
+			return false
+		}
+		seen |= 1 << i
+		switch envelopeKeys[i] {
+		case "createdAt":
+			fine = jsonscan.Unmarshal(v, &e.CreatedAt) == nil
+		case "providerRefs":
+			fine = jsonscan.Unmarshal(v, &e.ProviderRefs) == nil
+		case "type":
+			typ = v
+		case "payload":
+			body = v
+		case "raw":
+		default:
+			*strs[i], fine = jsonscan.String(v)
+		}
+		return fine
+	})
+	if !object || !fine || typ == nil || len(typ) < 2 || typ[0] != '"' {
+		return false
+	}
+	t, ok := jsonscan.String(typ)
+	if !ok {
+		return false
+	}
+	p, err := NewPayload(Kind(t))
+	if err != nil || len(body) == 0 || string(body) == "null" || jsonscan.Unmarshal(body, p) != nil {
+		return false
+	}
+	e.Payload = p
+	return true
+}
+
+// envelopeKey is the index of key in envelopeKeys; -1 for a key the
+// general decoder might match to a member another way (escaped, or equal
+// but for case, dashes or underscores), and -2 for a key it ignores.
+func envelopeKey(key []byte) int {
+	for i, k := range envelopeKeys {
+		if string(key) == k {
+			return i
+		}
+	}
+	if !jsonscan.PlainKey(key) {
+		return -1
+	}
+	loose := strings.NewReplacer("_", "", "-", "").Replace(string(key))
+	for _, k := range envelopeKeys {
+		if strings.EqualFold(loose, k) {
+			return -1
+		}
+	}
+	return -2
+}
+
 // envelopeIn is eventIn without raw: decoding skips the member, which is
 // most of an event's bytes.
 type envelopeIn struct {
@@ -183,8 +271,11 @@ func DecodeEnvelope(b []byte) (Event, error) { return decode(b, false) }
 
 func decode(b []byte, withRaw bool) (Event, error) {
 	var e Event
-	if err := e.unmarshal(b, withRaw); err != nil {
-		return Event{}, err
+	if withRaw || !e.unmarshalEnvelopeFast(b) {
+		e = Event{}
+		if err := e.unmarshal(b, withRaw); err != nil {
+			return Event{}, err
+		}
 	}
 	if err := Validate(e); err != nil {
 		return Event{}, err

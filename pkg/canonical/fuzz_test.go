@@ -22,8 +22,21 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"turn.started","payload":{}}`))
 	f.Add([]byte(`{"raw":{"encoding":"base64","payload":"AAEC","source":"s"}}`))
+	f.Add([]byte(`{"type":"turn.started","payload":{},"EventID":"x","event_id":"y","tenant":"a","tenant":"b","x":1}`))
 
 	f.Fuzz(func(t *testing.T, doc []byte) {
+		// The envelope's fast path decides exactly as the general decoder
+		// does, or leaves the document to it.
+		var fast Event
+		if fast.unmarshalEnvelopeFast(doc) {
+			var general Event
+			if err := general.unmarshal(doc, false); err != nil {
+				t.Fatalf("the fast path reads what the general decoder rejects (%v)", err)
+			}
+			if !reflect.DeepEqual(fast, general) {
+				t.Fatalf("fast path %+v, general decoder %+v", fast, general)
+			}
+		}
 		e, err := Decode(doc)
 		if err != nil {
 			return

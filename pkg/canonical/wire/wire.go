@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,34 +45,65 @@ func Source(e canonical.Event) string {
 	return "/tenants/" + e.Tenant + "/providers/" + string(e.Provider) + "/sessions/" + e.SessionID
 }
 
+// attributeSpecs are the attributes and extensions in their fixed order:
+// each one's value for an event and, for the values that cost a string to
+// build, a test that a received value is it without building it (decoding
+// checks every message's attributes).
+var attributeSpecs = [...]struct {
+	name  string
+	value func(*canonical.Event) string
+	is    func(*canonical.Event, string) bool // nil: v == value(e)
+}{
+	{"specversion", func(*canonical.Event) string { return SpecVersion }, nil},
+	{"id", func(e *canonical.Event) string { return e.EventID }, nil},
+	{"type", func(e *canonical.Event) string { return string(e.Type()) }, nil},
+	{"source", func(e *canonical.Event) string { return Source(*e) }, isSource},
+	{"subject", func(e *canonical.Event) string { return e.ThreadID }, nil},
+	{"time", func(e *canonical.Event) string { return e.CreatedAt.UTC().Format(time.RFC3339Nano) }, isTime},
+	{"datacontenttype", func(*canonical.Event) string { return DataContentType }, nil},
+	{"dataschema", func(e *canonical.Event) string { return canonical.SchemaURI(e.Type()) }, isSchema},
+	{"tenant", func(e *canonical.Event) string { return e.Tenant }, nil},
+	{"provider", func(e *canonical.Event) string { return string(e.Provider) }, nil},
+	{"sessionid", func(e *canonical.Event) string { return e.SessionID }, nil},
+	{"threadid", func(e *canonical.Event) string { return e.ThreadID }, nil},
+	{"turnid", func(e *canonical.Event) string { return e.TurnID }, nil},
+	{"itemid", func(e *canonical.Event) string { return e.ItemID }, nil},
+	{"requestid", func(e *canonical.Event) string { return e.RequestID }, nil},
+	{"mappingversion", func(e *canonical.Event) string { return e.MappingVersion }, nil},
+}
+
 // attributes lists e's attributes and extensions in a fixed order, leaving
 // out empty optional ones.
 func attributes(e canonical.Event) []attribute {
-	all := []attribute{
-		{"specversion", SpecVersion},
-		{"id", e.EventID},
-		{"type", string(e.Type())},
-		{"source", Source(e)},
-		{"subject", e.ThreadID},
-		{"time", e.CreatedAt.UTC().Format(time.RFC3339Nano)},
-		{"datacontenttype", DataContentType},
-		{"dataschema", canonical.SchemaURI(e.Type())},
-		{"tenant", e.Tenant},
-		{"provider", string(e.Provider)},
-		{"sessionid", e.SessionID},
-		{"threadid", e.ThreadID},
-		{"turnid", e.TurnID},
-		{"itemid", e.ItemID},
-		{"requestid", e.RequestID},
-		{"mappingversion", e.MappingVersion},
-	}
-	out := all[:0]
-	for _, a := range all {
-		if a.value != "" {
-			out = append(out, a)
+	out := make([]attribute, 0, len(attributeSpecs))
+	for _, s := range attributeSpecs {
+		if v := s.value(&e); v != "" {
+			out = append(out, attribute{s.name, v})
 		}
 	}
 	return out
+}
+
+func isSource(e *canonical.Event, v string) bool {
+	for _, part := range [...]string{"/tenants/", e.Tenant, "/providers/", string(e.Provider), "/sessions/", e.SessionID} {
+		var ok bool
+		if v, ok = strings.CutPrefix(v, part); !ok {
+			return false
+		}
+	}
+	return v == ""
+}
+
+// isTime accepts any RFC 3339 spelling of the event's instant.
+func isTime(e *canonical.Event, v string) bool {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	return err == nil && t.Equal(e.CreatedAt)
+}
+
+func isSchema(e *canonical.Event, v string) bool {
+	rest, ok := strings.CutPrefix(v, canonical.SchemaBaseURI)
+	kind, json := strings.CutSuffix(rest, ".json")
+	return ok && json && kind == string(e.Type())
 }
 
 // ToNATS encodes e as a NATS message in binary content mode, addressed to
@@ -142,12 +174,7 @@ func fromNATS(msg *nats.Msg, decode func([]byte) (canonical.Event, error)) (cano
 	if err != nil {
 		return canonical.Event{}, fmt.Errorf("decode cloudevent data: %w", err)
 	}
-	got := func(name string) string {
-		if name == "datacontenttype" {
-			return msg.Header.Get(headerContentType)
-		}
-		return msg.Header.Get(headerPrefix + name)
-	}
+	got := func(name string) string { return msg.Header.Get(headerKey(name)) }
 	if err := checkAttributes(e, got); err != nil {
 		return canonical.Event{}, err
 	}
@@ -156,28 +183,27 @@ func fromNATS(msg *nats.Msg, decode func([]byte) (canonical.Event, error)) (cano
 
 // checkAttributes compares the attributes a message carries (got) with
 // those e implies. Extensions may be absent (a router may strip them), but
-// never different; the required attributes must be present and equal.
+// never different; the required attributes (and time) must be present
+// and equal.
 func checkAttributes(e canonical.Event, got func(name string) string) error {
 	if v := got("specversion"); v != SpecVersion {
 		return fmt.Errorf("decode cloudevent: specversion %q: %w", v, ErrMismatch)
 	}
-	for _, a := range attributes(e) {
-		v := got(a.name)
-		switch a.name {
-		case "time":
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil || !t.Equal(e.CreatedAt) {
-				return fmt.Errorf("decode cloudevent: time %q, event says %s: %w", v, a.value, ErrMismatch)
+	for _, s := range attributeSpecs {
+		v := got(s.name)
+		required := s.name == "id" || s.name == "type" || s.name == "source" || s.name == "time"
+		if s.is != nil {
+			if (v != "" || required) && !s.is(&e, v) {
+				return fmt.Errorf("decode cloudevent: %s %q, event says %q: %w", s.name, v, s.value(&e), ErrMismatch)
 			}
 			continue
-		case "id", "type", "source":
-		default:
-			if v == "" {
-				continue
-			}
 		}
-		if v != a.value {
-			return fmt.Errorf("decode cloudevent: %s %q, event says %q: %w", a.name, v, a.value, ErrMismatch)
+		want := s.value(&e)
+		if want == "" || (v == "" && !required) {
+			continue
+		}
+		if v != want {
+			return fmt.Errorf("decode cloudevent: %s %q, event says %q: %w", s.name, v, want, ErrMismatch)
 		}
 	}
 	return nil
