@@ -15,6 +15,9 @@ const ProjectConsumer = "project"
 // transaction that applied it commits), up to maxAckPending in flight.
 // RUNTIME subjects carry no session partition, so one consumer serves all
 // sessions; the projector fans them out to parallel workers by session.
+// It has no subject filter: every RUNTIME subject is the projector's, and
+// a filter, even one equal to the stream's subjects, makes the server
+// match each message's subject against it before delivering it.
 func (l *Layout) ProjectConsumerConfig(name string, maxAckPending int) jetstream.ConsumerConfig {
 	if maxAckPending <= 0 {
 		maxAckPending = 8192
@@ -22,7 +25,6 @@ func (l *Layout) ProjectConsumerConfig(name string, maxAckPending int) jetstream
 	return jetstream.ConsumerConfig{
 		Durable:       name,
 		Description:   "agentwire projector: RUNTIME into Postgres",
-		FilterSubject: runtimePrefix + ".>",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       l.Config.AckWait,
 		MaxAckPending: maxAckPending,

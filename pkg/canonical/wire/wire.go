@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -140,21 +139,19 @@ func ToNATSValidated(e canonical.Event) (*nats.Msg, error) {
 	return &nats.Msg{Subject: e.Subject(), Data: body, Header: h}, nil
 }
 
-// headerKeys caches each attribute's header name, so that encoding an
-// event does not concatenate a dozen strings.
-var headerKeys sync.Map // attribute name -> header name
+// headerKeys are the attributes' header names, built once from
+// attributeSpecs: encoding and decoding look one up for every attribute of
+// every event.
+var headerKeys = func() map[string]string {
+	m := make(map[string]string, len(attributeSpecs))
+	for _, s := range attributeSpecs {
+		m[s.name] = headerPrefix + s.name
+	}
+	m["datacontenttype"] = headerContentType
+	return m
+}()
 
-func headerKey(name string) string {
-	if name == "datacontenttype" {
-		return headerContentType
-	}
-	if k, ok := headerKeys.Load(name); ok {
-		return k.(string)
-	}
-	k := headerPrefix + name
-	headerKeys.Store(name, k)
-	return k
-}
+func headerKey(name string) string { return headerKeys[name] }
 
 // FromNATS decodes a NATS message written by ToNATS, or any CloudEvent in
 // binary or structured mode whose data is a canonical event document.
