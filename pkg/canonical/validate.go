@@ -45,9 +45,12 @@ func Validate(e Event) error {
 	return errors.Join(errs...)
 }
 
-// path names the field being validated. It is a chain of frames on the
-// stack, spelled out only when a rule fails: most events break none, and
-// building every field's name would cost more than checking it.
+// path names the field being validated. It is a chain of frames, spelled
+// out only when a rule fails: most events break none, and building every
+// field's name would cost more than checking it. A frame is reused for
+// every member or element of one value, renamed as the walk moves on (a
+// failure spells the name out at once), so validating an event allocates
+// a frame per nested value, not per field.
 type path struct {
 	parent *path
 	name   string // a member's name, or a suffix such as " key"
@@ -71,8 +74,10 @@ func (p *path) String() string {
 }
 
 func validateStruct(errs []error, at *path, v reflect.Value) []error {
+	member := &path{parent: at}
 	for _, f := range fieldsOf(v.Type()) {
-		errs = validateValue(errs, &path{parent: at, name: f.name}, v.FieldByIndex(f.index), f)
+		member.name = f.name
+		errs = validateValue(errs, member, v.FieldByIndex(f.index), f)
 	}
 	return errs
 }
@@ -121,8 +126,10 @@ func validateValue(errs []error, at *path, v reflect.Value, f field) []error {
 			return errs
 		}
 		elem := field{typ: t.Elem(), required: true, allowEmpty: true}
+		element := &path{parent: at}
 		for i := range v.Len() {
-			errs = validateValue(errs, &path{parent: at, index: i}, v.Index(i), elem)
+			element.index = i
+			errs = validateValue(errs, element, v.Index(i), elem)
 		}
 		return errs
 	case reflect.Map:
@@ -134,11 +141,14 @@ func validateValue(errs []error, at *path, v reflect.Value, f field) []error {
 		}
 		keyEnum := enumValuesOf(t.Key())
 		elem := field{typ: t.Elem(), required: true, allowEmpty: true}
+		member := &path{parent: at}
 		iter := v.MapRange()
 		for iter.Next() {
 			key := iter.Key().String()
-			errs = validateString(errs, &path{parent: at, name: " key"}, key, keyEnum, field{required: true})
-			errs = validateValue(errs, &path{parent: at, name: key}, iter.Value(), elem)
+			member.name = " key"
+			errs = validateString(errs, member, key, keyEnum, field{required: true})
+			member.name = key
+			errs = validateValue(errs, member, iter.Value(), elem)
 		}
 		return errs
 	case reflect.Struct:

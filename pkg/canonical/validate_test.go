@@ -131,6 +131,26 @@ func TestValidateReportsEveryViolation(t *testing.T) {
 	require.Contains(t, err.Error(), `payload.state: must be one of completed, failed, interrupted, cancelled (got "done")`)
 }
 
+// TestValidateNamesEachElement: failures in several elements and members
+// of nested values each name their own path.
+func TestValidateNamesEachElement(t *testing.T) {
+	t.Parallel()
+
+	e := Event{
+		EventID:   "0b4f1c52-5d5c-4c1e-9a53-0f0e8f1a2b3c",
+		Tenant:    "acme",
+		Provider:  ProviderCodex,
+		SessionID: "1b4f1c52-5d5c-4c1e-9a53-0f0e8f1a2b3c",
+		CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Payload:   &TurnPlanUpdated{Plan: []PlanStep{{Step: "a", Status: "doing"}, {Step: "b", Status: PlanStepPending}, {Step: "c", Status: "done"}}},
+	}
+	var fields []string
+	for _, fe := range fieldErrors(Validate(e)) {
+		fields = append(fields, fe.Field)
+	}
+	require.Equal(t, []string{"payload.plan[0].status", "payload.plan[2].status"}, fields)
+}
+
 func TestValidateNilPayload(t *testing.T) {
 	t.Parallel()
 
