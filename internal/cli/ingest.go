@@ -71,7 +71,9 @@ normalizer turns them into error events.
 
 Session keys: file "file:<absolute path>", stdin "stdin:<start time>", exec
 "exec:<command>:<start time>", proxy "proxy:<command>:<start time>", unless --session names the session of a single input.
-Ingesting the same file twice stores nothing new (JetStream's duplicate window).`,
+Ingesting the same file twice stores nothing new (JetStream's duplicate window). An exec or
+proxy run of a session named by --session continues it: its frames are numbered after those
+RAW already holds for the session.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return Usagef("ingest: give a source: file, stdin or exec (see `%s --help`)", cmd.CommandPath())

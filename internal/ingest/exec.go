@@ -109,6 +109,11 @@ func (in *Ingester) Exec(ctx context.Context, opts ExecOptions) (ExecResult, err
 	s := opts.Session
 	if s.Key == "" {
 		s.Key = ExecSessionKey(opts.Args[0], start)
+	} else if _, err := in.Pub.LastOrdinal(ctx, s.Key); err != nil {
+		// A session named by the caller may already hold frames of an
+		// earlier run: numbered from 1 again, this run's frames would be
+		// taken for those and dropped.
+		return ExecResult{SessionKey: s.Key}, fmt.Errorf("exec: where session %s ends in RAW: %w", s.Key, err)
 	}
 	res := ExecResult{SessionKey: s.Key}
 	killAfter := opts.KillAfter

@@ -52,6 +52,35 @@ func TestExec(t *testing.T) {
 	require.Equal(t, []string{`{"agentwire":"stderr","line":"warn: slow"}`, `{"agentwire":"stderr","lineBase64":"/w=="}`}, stderr)
 }
 
+// TestExecSessionContinues: a second run of a named session, from another
+// process (a new Publisher), numbers its frames after the first run's, so
+// none is taken for a duplicate.
+func TestExecSessionContinues(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	run := func(in *ingest.Ingester, line string) {
+		t.Helper()
+		_, err := in.Exec(t.Context(), ingest.ExecOptions{
+			Args:    []string{"sh", "-c", "echo '" + line + "'"},
+			Session: ingest.Session{Key: "resumed", Dialect: "codex-exec"},
+		})
+		require.NoError(t, err)
+	}
+	run(f.in, `{"run":1}`)
+	second := connectFixture(t, f.srv)
+	run(second.in, `{"run":2}`)
+
+	msgs := bySession(f.raw(t))["resumed"]
+	require.Len(t, msgs, 4)
+	var got []string
+	for i, m := range msgs {
+		require.Equal(t, []string{string(rune('1' + i))}, m.header.Values(bus.HeaderOrdinal))
+		got = append(got, string(m.data))
+	}
+	require.JSONEq(t, `{"run":1}`, got[0])
+	require.JSONEq(t, `{"run":2}`, got[2])
+}
+
 func TestExecSignals(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

@@ -191,6 +191,9 @@ func (in *Ingester) Proxy(ctx context.Context, opts ProxyOptions) (ProxyResult, 
 	if err != nil {
 		return res, fmt.Errorf("proxy: %w", err)
 	}
+	if opts.Session.Key != "" && in.Pub != nil {
+		spool.continueAfter(in.lastOrdinal(ctx, s.Key))
+	}
 	p := &proxy{in: in, opts: opts, s: s, spool: spool, wake: make(chan struct{}, 1)}
 
 	cmd := exec.CommandContext(context.WithoutCancel(ctx), opts.Args[0], opts.Args[1:]...) //nolint:gosec // running the user's agent is the point
@@ -310,6 +313,33 @@ loop:
 	}
 	return res, nil
 }
+
+// lastOrdinalWait bounds how long a proxy launch waits to learn where a
+// named session's frames end in RAW.
+const lastOrdinalWait = 2 * time.Second
+
+// lastOrdinal is the last ordinal RAW holds for a session named by the
+// caller, which may hold frames of an earlier run: numbered from 1 again,
+// this run's frames would be taken for those and dropped. The agent waits
+// for it at most lastOrdinalWait, and not at all when NATS is not
+// connected at launch: then the frames are numbered from 1, with a
+// warning.
+func (in *Ingester) lastOrdinal(ctx context.Context, session string) uint64 {
+	err := errNotConnected
+	var last uint64
+	if in.Pub.Connected() {
+		lctx, cancel := context.WithTimeout(ctx, lastOrdinalWait)
+		defer cancel()
+		last, err = in.Pub.LastOrdinal(lctx, session)
+	}
+	if err != nil {
+		in.Log.Warn("cannot tell where this session's frames end in RAW; numbering from 1, so frames an earlier run "+
+			"of the session left there hide as many of this run's", "session", session, "err", err)
+	}
+	return last
+}
+
+var errNotConnected = errors.New("NATS is not connected")
 
 // forward copies r to w byte for byte and queues each complete line read
 // as a frame of direction dir ("" for stderr, queued as stderr

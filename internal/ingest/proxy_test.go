@@ -270,6 +270,35 @@ func TestProxyExitCode(t *testing.T) {
 	require.JSONEq(t, `{"agentwire":"exit","code":4}`, string(msgs[2].data))
 }
 
+// TestProxySessionContinues: a second proxy run of a named session, from
+// another process (a new Publisher), numbers its frames after the first
+// run's, so none is taken for a duplicate.
+func TestProxySessionContinues(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	exitWith := func(f *fixture, code int) {
+		t.Helper()
+		run := startProxy(t, f, ingest.ProxyOptions{Session: ingest.Session{Key: "proxy-twice", Dialect: "acp"}})
+		_, err := io.WriteString(run.stdinW, `{"id":1,"method":"exit","params":{"code":`+strconv.Itoa(code)+`}}`+"\n")
+		require.NoError(t, err)
+		_, err = io.ReadAll(run.stdoutR)
+		require.NoError(t, err)
+		run.wait(t)
+		require.NoError(t, run.err)
+		require.Equal(t, code, run.res.ExitCode)
+	}
+	exitWith(f, 4)
+	exitWith(connectFixture(t, f.srv), 5)
+
+	msgs := bySession(f.raw(t))["proxy-twice"]
+	require.Len(t, msgs, 6)
+	for i, m := range msgs {
+		require.Equal(t, strconv.Itoa(i+1), m.header.Get(bus.HeaderOrdinal))
+	}
+	require.JSONEq(t, `{"agentwire":"exit","code":4}`, string(msgs[2].data))
+	require.JSONEq(t, `{"agentwire":"exit","code":5}`, string(msgs[5].data))
+}
+
 // TestProxyNATSOutage stops NATS in the middle of a session: the agent
 // keeps working, and every frame is stored once, in order, when NATS is
 // back.

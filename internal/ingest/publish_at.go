@@ -73,6 +73,9 @@ func (p *Publisher) PublishAt(ctx context.Context, f Frame, ordinal uint64) erro
 // Tenant is the tenant the Publisher publishes for.
 func (p *Publisher) Tenant() string { return p.tenant }
 
+// Connected reports whether the Publisher's NATS connection is up now.
+func (p *Publisher) Connected() bool { return p.layout.JS.Conn().IsConnected() }
+
 // LastOrdinal returns the highest ordinal RAW holds for a session of the
 // Publisher's tenant, 0 when it holds none, and makes later Publish calls
 // of the session continue after it. A source that restarts without

@@ -180,6 +180,14 @@ func (s *Spool) rotate() error {
 	return nil
 }
 
+// continueAfter makes the records appended next take the ordinals after
+// last. It is called before the first Append.
+func (s *Spool) continueAfter(last uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq = max(s.seq, last)
+}
+
 // Append adds a record, numbering it; it reports false when the spool is
 // full (or failing) and the record was dropped.
 func (s *Spool) Append(r spoolRecord) bool {
