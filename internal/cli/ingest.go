@@ -71,9 +71,9 @@ normalizer turns them into error events.
 
 Session keys: file "file:<absolute path>", stdin "stdin:<start time>", exec
 "exec:<command>:<start time>", proxy "proxy:<command>:<start time>", unless --session names the session of a single input.
-Ingesting the same file twice stores nothing new (JetStream's duplicate window). An exec or
-proxy run of a session named by --session continues it: its frames are numbered after those
-RAW already holds for the session.`,
+Ingesting the same file twice stores nothing new (JetStream's duplicate window). A stdin,
+exec or proxy run of a session named by --session continues it: its frames are numbered after
+those RAW already holds for the session.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return Usagef("ingest: give a source: file, stdin or exec (see `%s --help`)", cmd.CommandPath())
@@ -265,7 +265,8 @@ func newIngestStdinCommand(f *ingestFlags) *cobra.Command {
 		Use:   "stdin",
 		Short: "Ingest standard input as one session",
 		Long: `Ingest the lines of standard input as one session, keyed "stdin:<start time>" unless
---session names it. Without --dialect (or with auto) the dialect is sniffed from the first
+--session names it; a named session is continued, its frames numbered after those RAW
+already holds for it. Without --dialect (or with auto) the dialect is sniffed from the first
 frame.`,
 		Example: `  codex exec --json "fix the test" | agentwire ingest stdin --dialect codex-exec`,
 		Args:    cobra.NoArgs,
@@ -286,6 +287,13 @@ frame.`,
 				return fmt.Errorf("ingest stdin: %w", err)
 			}
 			defer env.nc.Close()
+			if f.session != "" {
+				// Continue a named session after what RAW holds: numbered
+				// from 1 again, these frames would be taken for its old ones.
+				if _, err := env.in.Pub.LastOrdinal(ctx, key); err != nil {
+					return fmt.Errorf("ingest stdin: where session %s ends in RAW: %w", key, err)
+				}
+			}
 			dialect, frames, size, err := env.in.Stream(ctx, cmd.InOrStdin(), ingest.Session{Key: key, Dialect: f.dialect})
 			if errors.Is(err, ingest.ErrUnknownDialect) {
 				return Usagef("ingest stdin: %v", err)

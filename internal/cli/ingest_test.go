@@ -80,6 +80,12 @@ func TestIngestStdinCommand(t *testing.T) {
 	require.Contains(t, r.stdout, "ingested stdin as s1 (codex-exec): 2 frames")
 	require.Equal(t, uint64(2), rawCount(t, url))
 
+	// A second run of the named session continues it: nothing is taken
+	// for a duplicate of the first run's frames.
+	r = runIngest(t, "{\"type\":\"turn.completed\"}\n", "stdin", "--nats-url", url, "--session", "s1", "--dialect", "codex-exec")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	require.Equal(t, uint64(3), rawCount(t, url))
+
 	r = runIngest(t, "hello\n", "stdin", "--nats-url", url)
 	require.Equal(t, ExitUsage, r.code, r.stderr)
 	require.Contains(t, r.stderr, "cannot be told from the first frame; pass --dialect")
