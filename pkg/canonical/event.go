@@ -141,8 +141,9 @@ func (e *Event) unmarshalEnvelopeFast(b []byte) bool {
 	var (
 		seen      uint32
 		typ, body []byte
-		strs      = [...]*string{&e.EventID, &e.Tenant, (*string)(&e.Provider), &e.SessionID, nil, &e.ThreadID, &e.TurnID, &e.ItemID, &e.RequestID, nil, &e.MappingVersion}
-		fine      = true
+		// The string members, indexed like envelopeKeys.
+		strs = [...]*string{&e.EventID, &e.Tenant, (*string)(&e.Provider), &e.SessionID, nil, &e.ThreadID, &e.TurnID, &e.ItemID, &e.RequestID, nil, &e.MappingVersion}
+		fine = true
 	)
 	object := jsonscan.EachMember(b, func(key, v []byte) bool {
 		i := envelopeKey(key)
@@ -184,6 +185,8 @@ func (e *Event) unmarshalEnvelopeFast(b []byte) bool {
 	return true
 }
 
+var looseKey = strings.NewReplacer("_", "", "-", "")
+
 // envelopeKey is the index of key in envelopeKeys; -1 for a key the
 // general decoder might match to a member another way (escaped, or equal
 // but for case, dashes or underscores), and -2 for a key it ignores.
@@ -196,7 +199,7 @@ func envelopeKey(key []byte) int {
 	if !jsonscan.PlainKey(key) {
 		return -1
 	}
-	loose := strings.NewReplacer("_", "", "-", "").Replace(string(key))
+	loose := looseKey.Replace(string(key))
 	for _, k := range envelopeKeys {
 		if strings.EqualFold(loose, k) {
 			return -1
