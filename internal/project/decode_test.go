@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
@@ -102,4 +103,31 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkBatchCPU is the projector's own work on a batch of 256 recorded
+// events, without Postgres or NATS: decode every event, fold them, build
+// the batch's statements and the event log's COPY rows. The bench's
+// project figure shares two cores with Postgres and the embedded NATS
+// server and swings with the machine; this one moves only with the code.
+func BenchmarkBatchCPU(b *testing.B) {
+	msgs := recordedMsgs(b)
+	const size = 256
+	b.ReportAllocs()
+	events := 0
+	for i := 0; b.Loop(); i++ {
+		w := newWrites()
+		for j := range size {
+			m := msgs[(i*size+j)%len(msgs)]
+			ev, err := decodeEvent(m.Subject, m.Header, m.Data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = EventRow(&ev, uint64(j+1), m.Data)
+			w.fold(&ev)
+		}
+		w.queue(&pgx.Batch{})
+		events += size
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 }
