@@ -156,6 +156,15 @@ func TestTwoSessionsOneThread(t *testing.T) {
 			}
 			require.Positive(t, shared, "the sessions share no row: the test tests nothing")
 
+			// The user's messages are the same items in both: the tap's each
+			// have a row of the rollout's, so the merge adds none.
+			rolled := rollOnly.rowsOf("items", "item_id")
+			for k, row := range tapOnly.rowsOf("items", "item_id") {
+				if row["item_type"] == "user_message" {
+					require.Contains(t, rolled, k, "the tap's user message %v is not the rollout's", row["text_unknown"])
+				}
+			}
+
 			// Usage is counted once: the views show what one session shows.
 			total := func(e *env) (n int64) {
 				require.NoError(t, e.pool.QueryRow(context.Background(),

@@ -22,7 +22,7 @@ import (
 const Dialect = "codex-app-server"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-app-server/1"
+const MappingVersion = "codex-app-server/2"
 
 // Raw sources: what the agent sends unasked, what it asks, and the
 // answers to requests in either direction.
@@ -529,6 +529,13 @@ func (mp *mapper) itemFrame(final bool) {
 	mp.item = it.ID
 	mp.env = mp.envFor(mp.thread, mp.turn, mp.item)
 	lc := it.Lifecycle(p.Item, final)
+	if lc.ItemType == canonical.ItemTypeUserMessage && mp.turn != "" {
+		// Keyed by its text, as the rollout keys it (see
+		// codexcommon.UserMessageKey); the provider's id stays in
+		// providerRefs.
+		mp.env.ItemID = mp.em.IDs().Native(canonical.EntityItem, mp.thread, mp.turn,
+			codexcommon.UserMessageKey(lc.Content[canonical.StreamUnknown]))
+	}
 	if final {
 		mp.completeItem(lc)
 		return

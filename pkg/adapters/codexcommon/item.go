@@ -1,6 +1,8 @@
 package codexcommon
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -36,6 +38,19 @@ type Item struct {
 		Text      string `json:"text"`
 		Completed bool   `json:"completed"`
 	} `json:"items"`
+}
+
+// UserMessageKey is the native key of a user message item within its turn.
+// Codex gives one message different ids in the app-server protocol and in
+// the rollout (there the response item's id is not the item's, and older
+// versions give the message none), so both adapters key it by its text:
+// a tap and the rollout log of one run then describe one item, not two.
+// Two messages of one turn with the same text would be one item; Codex
+// takes one message per turn (more only when steered), so that is left
+// alone rather than counted in both adapters' state.
+func UserMessageKey(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "user-message:" + hex.EncodeToString(sum[:12])
 }
 
 // Lifecycle builds the canonical item payload of a Codex item; final marks

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -53,9 +54,29 @@ func merge(dst map[canonical.StreamKind]string, src map[canonical.StreamKind]str
 	return dst
 }
 
+// userMessageID is a user message's canonical id: keyed by its turn and
+// text as the app-server adapter keys it (codexcommon.UserMessageKey), so
+// a tap and this log of one run describe one item. "" when the turn is
+// unknown, or the id is taken already in this session (a copy that did
+// not pair), for newID to derive one.
+func (mp *mapper) userMessageID(s sighting) string {
+	if s.lc.ItemType != canonical.ItemTypeUserMessage || s.tool || mp.st.Thread == "" || mp.st.Turn == "" {
+		return ""
+	}
+	id := mp.em.IDs().Native(canonical.EntityItem, mp.st.Thread, mp.st.Turn, codexcommon.UserMessageKey(s.lc.Content[canonical.StreamUnknown]))
+	if slices.Contains(mp.st.Done, "id:"+id) || slices.ContainsFunc(mp.st.Open, func(o OpenItem) bool { return o.ID == id }) {
+		return ""
+	}
+	return id
+}
+
 func (mp *mapper) open(s sighting) OpenItem {
+	id := mp.userMessageID(s)
+	if id == "" {
+		id = mp.newID(s.pid)
+	}
 	it := OpenItem{
-		Key: s.key, PID: s.pid, ID: mp.newID(s.pid), Type: s.lc.ItemType, Family: s.fam, Tool: s.tool,
+		Key: s.key, PID: s.pid, ID: id, Type: s.lc.ItemType, Family: s.fam, Tool: s.tool,
 		Content: merge(nil, s.lc.Content), Title: s.lc.Title, Command: s.lc.Command, ToolName: s.lc.ToolName,
 	}
 	p := s.lc
