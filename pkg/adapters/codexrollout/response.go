@@ -100,6 +100,14 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 		switch r.Role {
 		case "user":
 			t, k = canonical.ItemTypeUserMessage, canonical.StreamUnknown
+			if name, ok := contextFragment(codexcommon.JoinText(r.Content)); ok {
+				// State Codex hands the model in the user's role
+				// (environment, instructions, an aborted turn, ...): not
+				// what the user said, so not a user message, as Codex's own
+				// turn items leave it out.
+				mp.toolSighting(sighting{fam: FamilyResponse, final: true, lc: canonical.ItemLifecycle{ItemType: canonical.ItemTypeUnknown, Title: name, Data: raw}})
+				return
+			}
 		case "developer", "system":
 			// Instructions Codex gives the model: context, not a message of
 			// the conversation; a self-contained item of unknown type.
@@ -198,4 +206,31 @@ func (mp *mapper) outputDelta(e ev) {
 		chunk = e.Stdout
 	}
 	mp.em.Emit(mp.itemEnv(mp.st.Open[i]), &canonical.ContentDelta{StreamKind: canonical.StreamCommandOutput, Delta: chunk})
+}
+
+// contextFragments are the markers of the user-role messages that carry
+// context rather than what the user said, as Codex itself recognises them
+// (codex-rs "contextual user fragments": a message wholly between an open
+// and a close marker): these are the ones its rollouts have written.
+var contextFragments = [...]struct{ name, open, close string }{
+	{"environment context", "<environment_context>", "</environment_context>"},
+	{"user instructions", "<user_instructions>", "</user_instructions>"},
+	{"AGENTS.md instructions", "# AGENTS.md instructions for ", "</INSTRUCTIONS>"},
+	{"turn aborted", "<turn_aborted>", "</turn_aborted>"},
+	{"user shell command", "<user_shell_command>", "</user_shell_command>"},
+	{"skill", "<skill>", "</skill>"},
+	{"subagent notification", "<subagent_notification>", "</subagent_notification>"},
+	{"collaboration mode", "<collaboration_mode>", "</collaboration_mode>"},
+}
+
+// contextFragment reports whether a user-role message is context, and
+// which kind.
+func contextFragment(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	for _, f := range contextFragments {
+		if len(t) >= len(f.open)+len(f.close) && strings.HasPrefix(t, f.open) && strings.HasSuffix(t, f.close) {
+			return f.name, true
+		}
+	}
+	return "", false
 }

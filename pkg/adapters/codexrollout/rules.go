@@ -121,7 +121,7 @@ var rules = adapter.Rules{
 	{Kind: "compacted", Emits: ks{canonical.KindThreadStateChanged}, Note: "compacted (the replacement history is in raw)"},
 	{Kind: "token_usage_record", Emits: ks{canonical.KindThreadTokenUsageUpdated}, Note: "one response's usage → last; the thread total advances by it, so the token_count that follows with the same total adds nothing"},
 	{Kind: "inter_agent_communication_metadata", Emits: meta, Note: "metadata.interAgentCommunication"},
-	{Kind: "response_item:message", Emits: item, Note: "role assistant → assistant_message, user → user_message (" + pairNote + "); developer/system → an unknown item, started and completed (instructions, not conversation)"},
+	{Kind: "response_item:message", Emits: item, Note: "role assistant → assistant_message, user → user_message (" + pairNote + "); developer/system, and user-role context Codex injects (<environment_context>, <user_instructions>, AGENTS.md instructions, <turn_aborted>, ...: a message wholly inside one of Codex's context markers) → an unknown item, started and completed (instructions, not conversation)"},
 	{Kind: "response_item:agent_message", Emits: item, Note: "assistant_message, paired like message"},
 	{Kind: "response_item:reasoning", Emits: item, Note: "reasoning; summary → reasoning_summary_text, content → reasoning_text; paired like message"},
 	{Kind: "response_item:function_call", Emits: append(append(ks{}, tool...), canonical.KindTurnPlanUpdated), Note: "by name: shell/exec_command/... → command_execution, apply_patch → file_change, update_plan → plan (and turn.plan.updated from its arguments), view_image → image_view, server__tool → mcp_tool_call, agent tools → collab_agent_tool_call, else dynamic_tool_call; " + toolNote},
