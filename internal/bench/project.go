@@ -35,7 +35,9 @@ type ProjectFigures struct {
 	// stream.
 	EventsPerS float64
 	// BaselineEventsPerS is pgx CopyFrom of the same events (the event-log
-	// columns) into a bare table without keys, per second.
+	// columns, as the projector's COPY sends them) into a bare table with
+	// the log's column types and compression and no keys or indexes, per
+	// second.
 	BaselineEventsPerS float64
 	// Ratio is the median of the rounds' EventsPerS / BaselineEventsPerS:
 	// a round's two figures are measured a second apart, so what slows
