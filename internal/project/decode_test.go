@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/pkg/adapters"
+	"github.com/agentwire/agentwire/pkg/canonical"
 	"github.com/agentwire/agentwire/pkg/canonical/wire"
 )
 
@@ -115,6 +116,7 @@ func BenchmarkBatchCPU(b *testing.B) {
 	const size = 256
 	b.ReportAllocs()
 	events := 0
+	batch := make([]canonical.Event, size)
 	for i := 0; b.Loop(); i++ {
 		w := newWrites()
 		for j := range size {
@@ -123,8 +125,14 @@ func BenchmarkBatchCPU(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			_ = EventRow(&ev, uint64(j+1), m.Data)
-			w.fold(&ev)
+			batch[j] = ev
+			w.fold(&batch[j])
+		}
+		rows := EventSource(size, func(j int) (*canonical.Event, uint64, []byte) { return &batch[j], uint64(j + 1), nil }) //nolint:gosec // j is small
+		for rows.Next() {
+			if _, err := rows.Values(); err != nil {
+				b.Fatal(err)
+			}
 		}
 		w.queue(&pgx.Batch{})
 		events += size

@@ -499,24 +499,58 @@ func (p *Projector) deadLetter(ctx context.Context, m jetstream.Msg, tenant, rea
 	}
 }
 
-// EventColumns are the event log's columns, in EventRow's order.
+// EventColumns are the event log's columns, in the order EventSource gives them.
 var EventColumns = []string{"tenant_id", "event_id", "type", "provider", "session_id", "thread_id", "turn_id", "item_id",
 	"request_id", "created_at", "mapping_version", "runtime_seq", "data"}
 
-// EventRow is an event's row of the log, as COPY takes it: data is the
-// event as published, seq its RUNTIME sequence. Ids go as binary UUIDs: a
-// string for a uuid column makes pgx fail to encode it (building an error
-// with fmt), then parse it as text, which cost a sixth of the projector's
-// own CPU.
-func EventRow(ev *canonical.Event, seq uint64, data []byte) []any {
-	return []any{ev.Tenant, copyUUID(ev.EventID), string(ev.Type()), string(ev.Provider), copyUUID(ev.SessionID),
-		copyUUID(ev.ThreadID), copyUUID(ev.TurnID), copyUUID(ev.ItemID), copyUUID(ev.RequestID), ev.CreatedAt,
-		ev.MappingVersion, int64(seq), data} //nolint:gosec // sequences fit
+// EventSource returns the log's rows of n events, for pgx's CopyFrom:
+// event(i) is the i-th event, its RUNTIME sequence and its document as
+// published. Ids go as binary UUIDs: a string for a uuid column makes pgx
+// fail to encode it (building an error with fmt), then parse it as text,
+// which cost a sixth of the projector's own CPU. pgx encodes a row before
+// it asks for the next, so one row's values are kept in the source and
+// reused, each a pointer (an interface holding a string, a time or a
+// UUID by value is an allocation: ten per event).
+func EventSource(n int, event func(i int) (*canonical.Event, uint64, []byte)) pgx.CopyFromSource {
+	s := &eventSource{n: n, i: -1, event: event}
+	// In EventColumns' order; the others are set for each row.
+	s.vals = []any{nil, nil, &s.typ, &s.provider, nil, nil, nil, nil, nil, nil, nil, &s.seq, &s.data}
+	return s
 }
 
-// copyUUID is an id as COPY sends it: NULL when absent, and the text
-// itself when it is no UUID, for Postgres to refuse with its own message.
-func copyUUID(id string) any {
+type eventSource struct {
+	n, i     int
+	event    func(i int) (*canonical.Event, uint64, []byte)
+	ids      [6]pgtype.UUID // event, session, thread, turn, item, request
+	typ      string
+	provider string
+	seq      int64
+	data     []byte
+	vals     []any
+}
+
+func (s *eventSource) Next() bool {
+	s.i++
+	return s.i < s.n
+}
+
+func (s *eventSource) Values() ([]any, error) {
+	ev, seq, data := s.event(s.i)
+	s.typ, s.provider, s.seq, s.data = string(ev.Type()), string(ev.Provider), int64(seq), data //nolint:gosec // sequences fit
+	v := s.vals
+	v[0], v[9], v[10] = &ev.Tenant, &ev.CreatedAt, &ev.MappingVersion
+	v[1], v[4] = s.uuid(0, ev.EventID), s.uuid(1, ev.SessionID)
+	v[5], v[6], v[7] = s.uuid(2, ev.ThreadID), s.uuid(3, ev.TurnID), s.uuid(4, ev.ItemID)
+	v[8] = s.uuid(5, ev.RequestID)
+	return v, nil
+}
+
+func (s *eventSource) Err() error { return nil }
+
+// uuid is the id as COPY sends it, in slot k: NULL when absent, and the
+// text itself when it is no UUID, for Postgres to refuse with its own
+// message.
+func (s *eventSource) uuid(k int, id string) any {
 	if id == "" {
 		return nil
 	}
@@ -524,7 +558,8 @@ func copyUUID(id string) any {
 	if err != nil {
 		return id
 	}
-	return pgtype.UUID{Bytes: u, Valid: true}
+	s.ids[k] = pgtype.UUID{Bytes: u, Valid: true}
+	return &s.ids[k]
 }
 
 // copyEvents copies the events into the log. COPY inserts rows in bulk
@@ -535,8 +570,8 @@ func copyEvents(ctx context.Context, tx pgx.Tx, evs []*decoded) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, EventColumns, pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
-		return EventRow(&evs[i].ev, evs[i].seq, evs[i].msg.Data()), nil
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, EventColumns, EventSource(len(evs), func(i int) (*canonical.Event, uint64, []byte) {
+		return &evs[i].ev, evs[i].seq, evs[i].msg.Data()
 	}))
 	return err
 }
