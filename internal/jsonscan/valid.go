@@ -62,14 +62,35 @@ func closer(c byte) byte {
 // on a heap stack, not by recursion, so a frame of a million '[' costs a
 // megabyte, not a goroutine stack of gigabytes.
 func Check(b []byte) Info {
+	info, _ := check(b, false, nil)
+	return info
+}
+
+// Member is where a member of an object is: its key between b[KeyStart]
+// and b[KeyEnd] (inside the quotes, escapes as written) and its value
+// between b[Start] and b[End].
+type Member struct{ KeyStart, KeyEnd, Start, End int }
+
+// CheckObject is Check that also appends, in order, where each member of
+// the top-level object is to members: one pass where Check then
+// EachMember would be two. The members are only meaningful when the
+// document is valid and an object.
+func CheckObject(b []byte, members []Member) (Info, []Member) {
+	return check(b, true, members[:0])
+}
+
+func check(b []byte, track bool, members []Member) (Info, []Member) {
 	var small [32]byte
 	stack := small[:0] // the opener of each open container
 	compact, depth, ok := true, 0, true
+	// open is the member of the top-level object whose value is being read.
+	open := false
+	var m Member
 	i := ws(b, 0, &compact)
 	for {
 		// A value starts at b[i].
 		if i >= len(b) {
-			return Info{}
+			return Info{}, members
 		}
 		switch c := b[i]; {
 		case c == '{' || c == '[':
@@ -82,8 +103,12 @@ func Check(b []byte) Info {
 				break
 			}
 			if c == '{' {
+				k := i
 				if i, ok = key(b, i, &compact); !ok {
-					return Info{}
+					return Info{}, members
+				}
+				if track && len(stack) == 1 {
+					m, open = member(b, k, i), true
 				}
 			}
 			continue
@@ -101,19 +126,23 @@ func Check(b []byte) Info {
 			ok = false
 		}
 		if !ok {
-			return Info{}
+			return Info{}, members
 		}
 		// A value ended: close containers until the next value starts.
 		for {
+			if open && len(stack) == 1 {
+				m.End, open = i, false
+				members = append(members, m)
+			}
 			i = ws(b, i, &compact)
 			if len(stack) == 0 {
 				if i != len(b) {
-					return Info{}
+					return Info{}, members
 				}
-				return Info{Valid: true, Compact: compact, Depth: depth}
+				return Info{Valid: true, Compact: compact, Depth: depth}, members
 			}
 			if i >= len(b) {
-				return Info{}
+				return Info{}, members
 			}
 			top := stack[len(stack)-1]
 			if b[i] == closer(top) {
@@ -122,17 +151,28 @@ func Check(b []byte) Info {
 				continue
 			}
 			if b[i] != ',' {
-				return Info{}
+				return Info{}, members
 			}
 			i = ws(b, i+1, &compact)
 			if top == '{' {
+				k := i
 				if i, ok = key(b, i, &compact); !ok {
-					return Info{}
+					return Info{}, members
+				}
+				if track && len(stack) == 1 {
+					m, open = member(b, k, i), true
 				}
 			}
 			break
 		}
 	}
+}
+
+// member is the Member whose key's opening quote is at b[k] and whose
+// value starts at b[start], a key key() has read already.
+func member(b []byte, k, start int) Member {
+	end, _ := stringEnd(b, k)
+	return Member{KeyStart: k + 1, KeyEnd: end - 1, Start: start}
 }
 
 // key reads a member's name, its colon and the whitespace around them,

@@ -132,12 +132,44 @@ func recordedLines(tb testing.TB) [][]byte {
 }
 
 func FuzzCheck(f *testing.F) {
-	for _, s := range []string{`{"a":[1,2.5e-3,true,false,null,"\u00e9"]}`, ` [ {} ] `, `"\\"`, `-0`, `{"a":{"b":[[]]}}`} {
+	for _, s := range []string{`{"a":[1,2.5e-3,true,false,null,"\u00e9"]}`, ` [ {} ] `, `"\\"`, `-0`, `{"a":{"b":[[]]}}`,
+		` { "k\"ey" : "v" , "n":1 ,"o":{"x":[]} } `, `{}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := Check(b), reference(b); got != want {
+		want := reference(b)
+		if got := Check(b); got != want {
 			t.Fatalf("Check(%q) = %+v, encoding/json %+v", b, got, want)
+		}
+		// CheckObject answers as Check does and, for a valid object, finds
+		// the members EachMemberAt finds.
+		info, members := CheckObject(b, nil)
+		if info != want {
+			t.Fatalf("CheckObject(%q) = %+v, encoding/json %+v", b, info, want)
+		}
+		if !info.Valid {
+			return
+		}
+		var scanned []Member
+		object := EachMemberAt(b, func(key []byte, start, end int) bool {
+			k := len(key) // key is b[KeyStart:KeyEnd]
+			scanned = append(scanned, Member{Start: start, End: end, KeyEnd: k})
+			return true
+		})
+		if !object {
+			if len(members) != 0 {
+				t.Fatalf("CheckObject(%q) found members %v in no object", b, members)
+			}
+			return
+		}
+		if len(members) != len(scanned) {
+			t.Fatalf("CheckObject(%q) found %d members, EachMemberAt %d", b, len(members), len(scanned))
+		}
+		for i, m := range members {
+			s := scanned[i]
+			if m.Start != s.Start || m.End != s.End || m.KeyEnd-m.KeyStart != s.KeyEnd || m.KeyStart < 1 || b[m.KeyStart-1] != '"' || b[m.KeyEnd] != '"' {
+				t.Fatalf("CheckObject(%q) member %d = %+v, EachMemberAt %+v", b, i, m, s)
+			}
 		}
 	})
 }

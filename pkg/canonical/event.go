@@ -135,7 +135,9 @@ var envelopeKeys = [...]string{"eventId", "tenant", "provider", "sessionId", "cr
 // repeated, a value of another type, a payload that does not decode):
 // the caller decodes those the general way, which also words the error.
 func (e *Event) unmarshalEnvelopeFast(b []byte) bool {
-	if !jsonscan.Check(b).Valid {
+	var buf [len(envelopeKeys) + 2]jsonscan.Member
+	info, members := jsonscan.CheckObject(b, buf[:0])
+	if !info.Valid {
 		return false
 	}
 	var (
@@ -145,14 +147,19 @@ func (e *Event) unmarshalEnvelopeFast(b []byte) bool {
 		strs = [...]*string{&e.EventID, &e.Tenant, (*string)(&e.Provider), &e.SessionID, nil, &e.ThreadID, &e.TurnID, &e.ItemID, &e.RequestID, nil, &e.MappingVersion}
 		fine = true
 	)
-	object := jsonscan.EachMember(b, func(key, v []byte) bool {
+	object := objectStart(b)
+	for _, m := range members {
+		if !fine {
+			break
+		}
+		key, v := b[m.KeyStart:m.KeyEnd], b[m.Start:m.End]
 		i := envelopeKey(key)
 		if i == -2 {
-			return true
+			continue
 		}
 		if i < 0 || seen&(1<<i) != 0 {
 			fine = false
-			return false
+			break
 		}
 		seen |= 1 << i
 		switch envelopeKeys[i] {
@@ -168,8 +175,7 @@ func (e *Event) unmarshalEnvelopeFast(b []byte) bool {
 		default:
 			*strs[i], fine = jsonscan.String(v)
 		}
-		return fine
-	})
+	}
 	if !object || !fine || typ == nil || len(typ) < 2 || typ[0] != '"' {
 		return false
 	}
@@ -186,6 +192,18 @@ func (e *Event) unmarshalEnvelopeFast(b []byte) bool {
 }
 
 var looseKey = strings.NewReplacer("_", "", "-", "")
+
+// objectStart reports whether the JSON document b is an object.
+func objectStart(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '{'
+	}
+	return false
+}
 
 // envelopeKey is the index of key in envelopeKeys; -1 for a key the
 // general decoder might match to a member another way (escaped, or equal
