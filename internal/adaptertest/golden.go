@@ -45,10 +45,29 @@ var machinePaths = []struct {
 	re   *regexp.Regexp
 	with []byte
 }{
-	{regexp.MustCompile(`/(?:Users|home)/[A-Za-z][A-Za-z0-9._-]*`), []byte("/home/USER")},
-	{regexp.MustCompile(`/root/`), []byte("/home/USER/")},
+	// A user's home: macOS's and Linux's, or the superuser's (a directory
+	// only when a slash follows: "</root>" and "layouts/root.html" are not).
+	{regexp.MustCompile(`/(?:(?:Users|home)/[A-Za-z][A-Za-z0-9._-]*|root(?P<sep>/))`), []byte(homePlaceholder + "${sep}")},
 	{regexp.MustCompile(`/(?:private/)?tmp/`), []byte("/SCRATCH/")},
 }
+
+// MachinePath returns the first home or temporary directory path in b
+// that ScrubPaths would replace, and whether there is one: what a
+// committed recording or golden must not quote.
+func MachinePath(b []byte) (string, bool) {
+	for _, m := range machinePaths {
+		for _, loc := range m.re.FindAllIndex(b, -1) {
+			if p := string(b[loc[0]:loc[1]]); p != homePlaceholder {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// homePlaceholder is what ScrubPaths writes for a home; it matches the
+// home pattern itself.
+const homePlaceholder = "/home/USER"
 
 // ScrubPaths returns frames with home and temporary directories replaced
 // by placeholders (/home/USER, /SCRATCH). Golden inputs are scrubbed

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/tools/record/internal/manifest"
 )
 
@@ -185,10 +186,11 @@ func TestManifestCoversEveryScenario(t *testing.T) {
 			if n := len(load(t, set, scenario)); n != e.Frames {
 				t.Errorf("%s/%s: manifest says %d frames, file has %d", set, scenario, e.Frames, n)
 			}
-			for _, leak := range []string{"/tmp/", "/root/", "/home/", "rec-claude"} {
-				if strings.Contains(e.Command, leak) {
-					t.Errorf("%s/%s: command leaks %q: %s", set, scenario, leak, e.Command)
-				}
+			if leak, ok := adaptertest.MachinePath([]byte(e.Command)); ok {
+				t.Errorf("%s/%s: command leaks %q: %s", set, scenario, leak, e.Command)
+			}
+			if strings.Contains(e.Command, "rec-claude") {
+				t.Errorf("%s/%s: command leaks the recorder's scratch directory: %s", set, scenario, e.Command)
 			}
 		}
 	}
@@ -206,10 +208,11 @@ func TestRecordingsLeakNoScratchPath(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, leak := range []string{"rec-claude-", "/tmp/", "/root/"} {
-				if strings.Contains(string(b), leak) {
-					t.Errorf("%s contains %q", file, leak)
-				}
+			if leak, ok := adaptertest.MachinePath(b); ok {
+				t.Errorf("%s contains %q", file, leak)
+			}
+			if strings.Contains(string(b), "rec-claude-") {
+				t.Errorf("%s contains the recorder's scratch directory", file)
 			}
 		}
 	}

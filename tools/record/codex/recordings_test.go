@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentwire/agentwire/internal/adaptertest"
 )
 
 // These tests read the committed recordings, so CI proves that each one
@@ -45,8 +47,11 @@ func readLines(t *testing.T, rel string) []obj {
 		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
 			t.Fatalf("%s:%d: not a JSON object: %v", rel, n, err)
 		}
-		if strings.Contains(sc.Text(), "/tmp/") || strings.Contains(sc.Text(), "/root/") || strings.Contains(sc.Text(), "/.cache/record/") {
-			t.Errorf("%s:%d: scratch path leaked", rel, n)
+		if leak, ok := adaptertest.MachinePath(sc.Bytes()); ok {
+			t.Errorf("%s:%d: machine path %q leaked", rel, n, leak)
+		}
+		if strings.Contains(sc.Text(), "/.cache/record/") {
+			t.Errorf("%s:%d: the recorder's cache path leaked", rel, n)
 		}
 		out = append(out, o)
 	}
