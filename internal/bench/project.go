@@ -104,16 +104,12 @@ func Project(ctx context.Context, databaseURL, recordings string, n int, log *sl
 		return out, err
 	}
 	defer srv.Shutdown()
-	nc, js, err := bus.Connect(ctx, srv.ClientURL(), "agentwire-bench-project", log)
+	nc, layout, err := bus.Open(ctx, srv.ClientURL(), "agentwire-bench-project", bus.Config{}, log)
 	if err != nil {
 		return out, err
 	}
 	defer nc.Close()
-	layout, err := bus.Ensure(ctx, js, bus.Config{})
-	if err != nil {
-		return out, err
-	}
-	if err := publishEvents(ctx, js, events); err != nil {
+	if err := publishEvents(ctx, layout.JS, events); err != nil {
 		return out, err
 	}
 

@@ -53,3 +53,19 @@ func Connect(ctx context.Context, url, name string, log *slog.Logger) (*nats.Con
 	}
 	return nc, js, nil
 }
+
+// Open connects a service to NATS (Connect) and applies the layout
+// (Ensure): what every command that publishes or consumes does first. On
+// failure nothing is left open.
+func Open(ctx context.Context, url, name string, cfg Config, log *slog.Logger) (*nats.Conn, *Layout, error) {
+	nc, js, err := Connect(ctx, url, name, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	layout, err := Ensure(ctx, js, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("apply the JetStream layout: %w", err)
+	}
+	return nc, layout, nil
+}

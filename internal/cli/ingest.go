@@ -132,14 +132,9 @@ func (f *ingestFlags) validate(log *slog.Logger, name string, autoOK bool) (cano
 
 // connect connects to NATS, applies the layout and returns an ingester.
 func (f *ingestFlags) connect(ctx context.Context, log *slog.Logger, p canonical.Provider) (*ingestEnv, error) {
-	nc, js, err := bus.Connect(ctx, f.natsURL, "agentwire-ingest", log)
+	nc, layout, err := bus.Open(ctx, f.natsURL, "agentwire-ingest", bus.Config{}, log)
 	if err != nil {
 		return nil, err
-	}
-	layout, err := bus.Ensure(ctx, js, bus.Config{})
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("apply the JetStream layout: %w", err)
 	}
 	pub, err := ingest.NewPublisher(layout, f.tenant, log)
 	if err != nil {
@@ -504,15 +499,11 @@ none is coming soon. --tenant, --dialect, --provider and --session do not apply.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			log := ingestLogger(cmd.ErrOrStderr())
-			nc, js, err := bus.Connect(ctx, f.natsURL, "agentwire-ingest-flush", log)
+			nc, layout, err := bus.Open(ctx, f.natsURL, "agentwire-ingest-flush", bus.Config{}, log)
 			if err != nil {
 				return fmt.Errorf("ingest flush: %w", err)
 			}
 			defer nc.Close()
-			layout, err := bus.Ensure(ctx, js, bus.Config{})
-			if err != nil {
-				return fmt.Errorf("ingest flush: apply the JetStream layout: %w", err)
-			}
 			sum, err := ingest.ResumeSpools(ctx, layout, bufferDir, log)
 			buffers := "buffers"
 			if sum.Spools == 1 {

@@ -69,15 +69,11 @@ The tokens file holds one "TENANT SHA256-HEX" a line (# comments); hash a token 
 				return Usagef("ingest serve: --http: %v", err)
 			}
 			defer func() { _ = ln.Close() }() // Serve closes it too; this covers the early returns
-			nc, js, err := bus.Connect(ctx, f.natsURL, "agentwire-ingest-http", log)
+			nc, layout, err := bus.Open(ctx, f.natsURL, "agentwire-ingest-http", bus.Config{}, log)
 			if err != nil {
 				return fmt.Errorf("ingest serve: %w", err)
 			}
 			defer nc.Close()
-			layout, err := bus.Ensure(ctx, js, bus.Config{})
-			if err != nil {
-				return fmt.Errorf("ingest serve: apply the JetStream layout: %w", err)
-			}
 			h := ingest.NewHTTPServer(ingest.HTTPOptions{Layout: layout, Tokens: tokens, MaxBody: maxBody, Log: log})
 			log.Info("serving POST /v1/frames", "addr", ln.Addr().String(), "tokens", tokens.Len(), "max_body", maxBody)
 			if err := ingest.Serve(ctx, ln, h); err != nil {

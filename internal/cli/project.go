@@ -110,15 +110,11 @@ Events it cannot apply go to deadletter.project.<tenant> with the reason.`,
 				return err
 			}
 			defer pool.Close()
-			nc, js, err := bus.Connect(ctx, f.natsURL, "agentwire-project", log)
+			nc, layout, err := bus.Open(ctx, f.natsURL, "agentwire-project", f.bus, log)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			layout, err := bus.Ensure(ctx, js, f.bus)
-			if err != nil {
-				return fmt.Errorf("apply the JetStream layout: %w", err)
-			}
 			err = runProjector(ctx, pool, layout, db.workers, f.batch, log)
 			if derr := nc.Drain(); derr != nil {
 				log.Debug("drain", "err", derr)
@@ -177,16 +173,10 @@ func startProjector(ctx context.Context, stderr io.Writer, natsURL string, f ser
 	if err != nil {
 		return nil, err
 	}
-	nc, js, err := bus.Connect(ctx, natsURL, "agentwire-up-project", log)
+	nc, layout, err := bus.Open(ctx, natsURL, "agentwire-up-project", f.bus, log)
 	if err != nil {
 		pool.Close()
 		return nil, err
-	}
-	layout, err := bus.Ensure(ctx, js, f.bus)
-	if err != nil {
-		nc.Close()
-		pool.Close()
-		return nil, fmt.Errorf("apply the JetStream layout: %w", err)
 	}
 	_, _ = fmt.Fprintln(stderr, "agentwire: projecting RUNTIME into Postgres")
 	done := make(chan struct{})

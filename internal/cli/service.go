@@ -156,15 +156,11 @@ func newNormalizeCommand() *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			nc, js, err := bus.Connect(ctx, f.natsURL, "agentwire-normalize", log)
+			nc, layout, err := bus.Open(ctx, f.natsURL, "agentwire-normalize", f.bus, log)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			layout, err := bus.Ensure(ctx, js, f.bus)
-			if err != nil {
-				return fmt.Errorf("apply the JetStream layout: %w", err)
-			}
 			return runNormalizer(ctx, nc, layout, &f, log)
 		},
 	}

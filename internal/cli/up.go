@@ -60,15 +60,11 @@ With --nats-url, use that NATS server instead of an embedded one.`,
 				abs, _ := filepath.Abs(dataDir)
 				_, _ = fmt.Fprintf(cmd.ErrOrStderr(), "agentwire: NATS with JetStream on %s (store %s)\nagentwire: watch events with: nats --server %s sub 'runtime.>'\nagentwire: feed it with:      agentwire ingest --nats-url %s file <logs>\n", url, abs, url, url)
 			}
-			nc, js, err := bus.Connect(ctx, url, "agentwire-up", log)
+			nc, layout, err := bus.Open(ctx, url, "agentwire-up", f.bus, log)
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
-			layout, err := bus.Ensure(ctx, js, f.bus)
-			if err != nil {
-				return fmt.Errorf("apply the JetStream layout: %w", err)
-			}
 			stopProjector, err := startProjector(ctx, cmd.ErrOrStderr(), url, f, db, log.With("component", "project"))
 			if err != nil {
 				return err
