@@ -71,10 +71,15 @@ func TestDecodeEventRejects(t *testing.T) {
 	t.Parallel()
 	m := recordedMsgs(t)[0]
 	for name, mutate := range map[string]func(h nats.Header, data string) string{
-		"tenant header": func(h nats.Header, d string) string { h.Set("ce-tenant", "globex"); return d },
-		"bad id":        func(_ nats.Header, d string) string { return strings.Replace(d, `"eventId":"`, `"eventId":"x`, 1) },
-		"no payload":    func(_ nats.Header, d string) string { return strings.Replace(d, `"payload":`, `"payloadx":`, 1) },
-		"unknown type":  func(_ nats.Header, d string) string { return strings.Replace(d, `"type":"`, `"type":"x`, 1) },
+		"tenant header":     func(h nats.Header, d string) string { h.Set("ce-tenant", "globex"); return d },
+		"no session header": func(h nats.Header, d string) string { h.Del("ce-sessionid"); return d },
+		"session header": func(h nats.Header, d string) string {
+			h.Set("ce-sessionid", "0b4f1c52-5d5c-4c1e-9a53-0f0e8f1a2b3c")
+			return d
+		},
+		"bad id":       func(_ nats.Header, d string) string { return strings.Replace(d, `"eventId":"`, `"eventId":"x`, 1) },
+		"no payload":   func(_ nats.Header, d string) string { return strings.Replace(d, `"payload":`, `"payloadx":`, 1) },
+		"unknown type": func(_ nats.Header, d string) string { return strings.Replace(d, `"type":"`, `"type":"x`, 1) },
 	} {
 		h := nats.Header{}
 		for k, v := range m.Header {

@@ -535,13 +535,13 @@ func (r *rows) add(vals ...any) {
 		case []*string:
 			r.cols[i] = append(a, asString(v))
 		case []*int64:
-			r.cols[i] = append(a, asInt64(v))
+			r.cols[i] = append(a, ptr[int64](v))
 		case []*int32:
 			r.cols[i] = append(a, asInt32(v))
 		case []*float64:
-			r.cols[i] = append(a, asFloat(v))
+			r.cols[i] = append(a, ptr[float64](v))
 		case []*time.Time:
-			r.cols[i] = append(a, asTime(v))
+			r.cols[i] = append(a, ptr[time.Time](v))
 		}
 	}
 	r.n++
@@ -571,16 +571,18 @@ func asString(v any) *string {
 	panic(fmt.Sprintf("rows: %T is not text", v))
 }
 
-func asInt64(v any) *int64 {
-	switch n := v.(type) {
-	case int64:
-		return &n
-	case *int64:
-		return n
+// ptr is v as a column element: a T or a *T as is, nil as NULL.
+func ptr[T any](v any) *T {
+	switch x := v.(type) {
 	case nil:
 		return nil
+	case *T:
+		return x
+	case T:
+		return &x
 	}
-	panic(fmt.Sprintf("rows: %T is not int8", v))
+	var zero T
+	panic(fmt.Sprintf("rows: %T is not %T", v, zero))
 }
 
 func asInt32(v any) *int32 {
@@ -598,30 +600,6 @@ func asInt32(v any) *int32 {
 		return nil
 	}
 	panic(fmt.Sprintf("rows: %T is not int4", v))
-}
-
-func asFloat(v any) *float64 {
-	switch f := v.(type) {
-	case float64:
-		return &f
-	case *float64:
-		return f
-	case nil:
-		return nil
-	}
-	panic(fmt.Sprintf("rows: %T is not float8", v))
-}
-
-func asTime(v any) *time.Time {
-	switch t := v.(type) {
-	case time.Time:
-		return &t
-	case *time.Time:
-		return t
-	case nil:
-		return nil
-	}
-	panic(fmt.Sprintf("rows: %T is not timestamptz", v))
 }
 
 // queueTo queues the statement with the rows, if any.
