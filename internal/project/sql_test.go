@@ -7,6 +7,7 @@ import (
 )
 
 func TestJSONMap(t *testing.T) {
+	t.Parallel()
 	for _, m := range []map[string]json.RawMessage{
 		{},
 		{"model": json.RawMessage(`"gpt-5"`)},
@@ -18,7 +19,10 @@ func TestJSONMap(t *testing.T) {
 			t.Fatalf("jsonMap(%v) = %s: not JSON: %v", m, got, err)
 		}
 		var want map[string]any
-		ref, _ := json.Marshal(m)
+		ref, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := json.Unmarshal(ref, &want); err != nil {
 			t.Fatal(err)
 		}
