@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,9 +83,26 @@ func TestProjectFigures(t *testing.T) {
 	if err := pf.print(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"project_events_per_s", "project_baseline_events_per_s", "project_vs_baseline ", "project_vs_baseline_min", "project_vs_baseline_max"} {
+	names := []string{"project_events_per_s", "project_baseline_events_per_s", "project_vs_baseline ", "project_vs_baseline_min", "project_vs_baseline_max"}
+	if runtime.GOOS == "linux" {
+		// The machine's CPU is read from /proc/stat: each phase kept at
+		// least one CPU busy for tens of milliseconds.
+		if pf.CPUMsPer1k <= 0 || pf.BaselineCPUMsPer1k <= 0 {
+			t.Errorf("CPU per 1k events %v (projector), %v (baseline), want both positive", pf.CPUMsPer1k, pf.BaselineCPUMsPer1k)
+		}
+		names = append(names, "project_cpu_ms_per_1k_events", "project_baseline_cpu_ms_per_1k_events")
+	}
+	for _, name := range names {
 		if !strings.Contains(out.String(), name) {
 			t.Errorf("no %s in:\n%s", strings.TrimSpace(name), out.String())
 		}
+	}
+	// A figure not measured is left out, not printed as 0.
+	out.Reset()
+	if err := (ProjectFigures{EventsPerS: 1, BaselineEventsPerS: 2, Ratio: 0.5, RatioMin: 0.5, RatioMax: 0.5}).print(&out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "cpu") {
+		t.Errorf("unmeasured CPU figures printed:\n%s", out.String())
 	}
 }

@@ -47,6 +47,14 @@ type ProjectFigures struct {
 	// RatioMin and RatioMax are the rounds' smallest and largest ratios:
 	// how much to trust Ratio.
 	RatioMin, RatioMax float64
+	// CPUMsPer1k and BaselineCPUMsPer1k are what the projector and the
+	// baseline cost the whole machine (every CPU, every process: Postgres
+	// and the embedded NATS server too) in CPU milliseconds per thousand
+	// events; 0 where the machine does not say (not Linux). Unlike the
+	// rates, they do not depend on how many cores there are: the baseline
+	// is one COPY, one Postgres backend, and leaves a second core idle
+	// that the projector's parallel workers use.
+	CPUMsPer1k, BaselineCPUMsPer1k float64
 }
 
 // ProjectRounds is how many times the projector and its baseline are
@@ -66,7 +74,12 @@ func (pf ProjectFigures) print(w io.Writer) error {
 		{"project_vs_baseline", "ratio", pf.Ratio},
 		{"project_vs_baseline_min", "ratio", pf.RatioMin},
 		{"project_vs_baseline_max", "ratio", pf.RatioMax},
+		{"project_cpu_ms_per_1k_events", "ms", pf.CPUMsPer1k},
+		{"project_baseline_cpu_ms_per_1k_events", "ms", pf.BaselineCPUMsPer1k},
 	} {
+		if f.unit == "ms" && f.v == 0 {
+			continue // not measured here
+		}
 		if err := printFigure(w, f.name, f.v, f.unit); err != nil {
 			return err
 		}
@@ -123,18 +136,23 @@ func Project(ctx context.Context, databaseURL, recordings string, n int, log *sl
 			return out, err
 		}
 	}
-	var rates, baselines, ratios []float64
+	var rates, baselines, ratios, cpu, baselineCPU []float64
 	for r := range ProjectRounds {
-		rate, baseline, err := projectRound(ctx, databaseURL, layout, bus.ProjectConsumer+"-bench-"+strconv.Itoa(r), docs, log)
+		f, err := projectRound(ctx, databaseURL, layout, bus.ProjectConsumer+"-bench-"+strconv.Itoa(r), docs, log)
 		if err != nil {
 			return out, err
 		}
-		rates, baselines, ratios = append(rates, rate), append(baselines, baseline), append(ratios, rate/baseline)
+		rates, baselines, ratios = append(rates, f.rate), append(baselines, f.baseline), append(ratios, f.rate/f.baseline)
+		cpu, baselineCPU = append(cpu, f.cpu), append(baselineCPU, f.baselineCPU)
 	}
 	slices.Sort(ratios)
 	return ProjectFigures{EventsPerS: median(rates), BaselineEventsPerS: median(baselines), Ratio: median(ratios),
-		RatioMin: ratios[0], RatioMax: ratios[len(ratios)-1]}, nil
+		RatioMin: ratios[0], RatioMax: ratios[len(ratios)-1], CPUMsPer1k: median(cpu), BaselineCPUMsPer1k: median(baselineCPU)}, nil
 }
+
+// roundFigures are one round's rates (events/s) and machine CPU (ms per
+// thousand events) of the projector and its baseline.
+type roundFigures struct{ rate, baseline, cpu, baselineCPU float64 }
 
 func median(xs []float64) float64 {
 	slices.Sort(xs)
@@ -144,14 +162,15 @@ func median(xs []float64) float64 {
 // projectRound measures, in a scratch schema of its own, the projector
 // reading the whole preloaded RUNTIME stream through a new consumer, then
 // the baseline copying rows into a bare table.
-func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, consumer string, docs [][]byte, log *slog.Logger) (rate, baseline float64, err error) {
+func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, consumer string, docs [][]byte, log *slog.Logger) (roundFigures, error) {
+	var f roundFigures
 	pool, drop, err := scratchSchema(ctx, databaseURL)
 	if err != nil {
-		return 0, 0, err
+		return f, err
 	}
 	defer drop()
 	if _, err := migrations.UpPool(ctx, pool); err != nil {
-		return 0, 0, err
+		return f, err
 	}
 
 	// The projector, from the preloaded stream to its last ack.
@@ -159,24 +178,25 @@ func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, c
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	start := time.Now()
+	start, cpu := time.Now(), startCPU()
 	go func() { done <- p.Run(pctx) }()
 	if err := waitAcked(ctx, layout.JS, consumer, done); err != nil {
-		return 0, 0, err
+		return f, err
 	}
 	elapsed := time.Since(start)
+	f.cpu = cpu.msPer1k(len(docs))
 	cancel()
 	if err := <-done; err != nil {
-		return 0, 0, err
+		return f, err
 	}
-	rate = float64(len(docs)) / elapsed.Seconds()
+	f.rate = float64(len(docs)) / elapsed.Seconds()
 
 	// The baseline: the same events' log columns, copied into a bare table:
 	// the log's column types and compression (lz4, not the server's
 	// default: what the log does for its own speed, the baseline gets
 	// too), without its keys and indexes.
 	if _, err := pool.Exec(ctx, `CREATE TABLE bench_events (LIKE events INCLUDING COMPRESSION)`); err != nil {
-		return 0, 0, err
+		return f, err
 	}
 	// The events decoded before the clock; their rows are made as the
 	// projector's COPY makes them (EventSource), so the baseline differs by
@@ -184,15 +204,17 @@ func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, c
 	events := make([]canonical.Event, len(docs))
 	for i, doc := range docs {
 		if events[i], err = canonical.DecodeEnvelope(doc); err != nil {
-			return 0, 0, err
+			return f, err
 		}
 	}
-	start = time.Now()
+	start, cpu = time.Now(), startCPU()
 	rows := project.EventSource(len(events), func(i int) (*canonical.Event, uint64, []byte) { return &events[i], uint64(i + 1), docs[i] }) //nolint:gosec // i is non-negative
 	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"bench_events"}, project.EventColumns, rows); err != nil {
-		return 0, 0, fmt.Errorf("baseline copy: %w", err)
+		return f, fmt.Errorf("baseline copy: %w", err)
 	}
-	return rate, float64(len(events)) / time.Since(start).Seconds(), nil
+	f.baseline = float64(len(events)) / time.Since(start).Seconds()
+	f.baselineCPU = cpu.msPer1k(len(events))
+	return f, nil
 }
 
 // benchEvents maps the recordings, each repetition a new session of its
