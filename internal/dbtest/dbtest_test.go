@@ -133,3 +133,50 @@ func requireSQLState(t *testing.T, err error, code string) {
 	require.ErrorAs(t, err, &pgErr, "want Postgres error %s", code)
 	require.Equal(t, code, pgErr.Code)
 }
+
+// TestCluster: a test's own cluster answers, survives a crash with what
+// was committed, and restarts cleanly.
+func TestCluster(t *testing.T) {
+	t.Parallel()
+	c := dbtest.StartCluster(t)
+	ctx := t.Context()
+	exec := func(sql string) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, c.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = conn.Close(ctx) }()
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, c.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = conn.Close(ctx) }()
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM kept`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	exec(`CREATE TABLE kept (n int); SET synchronous_commit = on; INSERT INTO kept VALUES (1)`)
+	c.Crash()
+	if conn, err := pgx.Connect(ctx, c.URL()); err == nil {
+		_ = conn.Close(ctx)
+		t.Fatal("the cluster still answers after Crash")
+	}
+	c.Start()
+	if n := count(); n != 1 {
+		t.Fatalf("after a crash the table holds %d rows, want the 1 committed", n)
+	}
+	c.Stop()
+	c.Start()
+	if n := count(); n != 1 {
+		t.Fatalf("after a restart the table holds %d rows, want 1", n)
+	}
+}

@@ -15,4 +15,7 @@
 //     knowledge of the isolation.
 //   - Tx gives a transaction that is always rolled back, for tests that only
 //     need to see their own writes.
+//   - StartCluster gives a test a server of its own, made from the installed
+//     server binaries, to crash, stop and start without disturbing the
+//     others.
 package dbtest

@@ -19,7 +19,9 @@
 //
 // A worker applies a batch in one transaction that also records, per
 // session, the last RUNTIME sequence applied (projector_checkpoints); the
-// events are acked only after it commits. An event at or below its
+// events are acked only after it commits, and the commit is durable even
+// on a server tuned with synchronous_commit = off (the transaction turns
+// it on for itself), so a Postgres crash cannot lose an acked event. An event at or below its
 // session's checkpoint is skipped, and so is an event whose id is already
 // in the event log (the same event published twice): redelivery is a
 // no-op. So that a crash can never let a later event of a session be

@@ -40,13 +40,20 @@ type env struct {
 	appName string
 }
 
+// newEnv is an env on a schema of its own of the shared server.
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	base, schema := dbtest.Schema(t)
+	return newEnvOn(t, base.Config(), schema)
+}
+
+// newEnvOn is an env on the database and schema of base.
+func newEnvOn(t *testing.T, base *pgxpool.Config, schema string) *env {
 	t.Helper()
 	srv := natstest.Server(t)
 	e := &env{t: t, srv: srv}
 	e.connectNATS()
-	base, schema := dbtest.Schema(t)
-	cfg := base.Config().Copy()
+	cfg := base.Copy()
 	e.schema, e.appName = schema, "awtest_"+schema
 	cfg.ConnConfig.RuntimeParams["application_name"] = e.appName
 	cfg.MaxConns = 8

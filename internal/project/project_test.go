@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/bus"
@@ -146,8 +147,9 @@ func TestDeliveredTwice(t *testing.T) {
 }
 
 // TestPostgresConnectionsDropped: the projector's connections are killed
-// with pg_terminate_backend while it runs (restarting the shared server
-// under parallel tests is not safe); the result is that of a clean run.
+// with pg_terminate_backend while it runs, the server staying up (for the
+// server going down, see TestPostgresRestarted); the result is that of a
+// clean run.
 func TestPostgresConnectionsDropped(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -162,6 +164,35 @@ func TestPostgresConnectionsDropped(t *testing.T) {
 	e.waitApplied("")
 	requireGolden(t, e.dump())
 	require.Positive(t, p.Stats().Retries.Load()+p.Stats().Restarts.Load(), "no connection was lost: the test tested nothing")
+}
+
+// TestPostgresRestarted: the projector's Postgres, a server of the test's
+// own, crashes a third of the way through the run (it replays its WAL when
+// it starts again; it is tuned not to wait for commits to flush, which the
+// projector must override for its own) and is restarted cleanly two thirds
+// of the way; the result is that of an uninterrupted run.
+func TestPostgresRestarted(t *testing.T) {
+	t.Parallel()
+	pg := dbtest.StartCluster(t)
+	cfg, err := pgxpool.ParseConfig(pg.URL())
+	require.NoError(t, err)
+	e := newEnvOn(t, cfg, "public")
+	total := uint64(e.publish(recordings(t, "acme"), 1)) //nolint:gosec // a count
+	p := e.start(project.Config{BatchSize: 8, Workers: 2, BeforeCommit: func(int) { time.Sleep(2 * time.Millisecond) }})
+	failures := func() uint64 { return p.Stats().Retries.Load() + p.Stats().Restarts.Load() }
+	for i, down := range []func(){pg.Crash, pg.Stop} {
+		at := total * uint64(i+1) / 3
+		require.Eventually(t, func() bool { return p.Stats().Applied.Load() >= at }, 30*time.Second, time.Millisecond)
+		before := failures()
+		down()
+		require.Less(t, p.Stats().Applied.Load(), total, "the projector finished before Postgres went down: the test tested nothing")
+		// Down for a while: the projector keeps trying, and failing.
+		require.Eventually(t, func() bool { return failures() > before }, 10*time.Second, time.Millisecond, "the projector did not notice")
+		time.Sleep(100 * time.Millisecond)
+		pg.Start()
+	}
+	e.waitApplied("")
+	requireGolden(t, e.dump())
 }
 
 // TestNATSRestart: the NATS server restarts mid-run.

@@ -275,6 +275,11 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 
 	w := newWrites()
 	b := &pgx.Batch{}
+	// The batch is acked once this transaction commits, so its commit must
+	// be durable: on a server that does not wait for the WAL flush
+	// (synchronous_commit = off, a common tuning), a Postgres crash would
+	// lose acked events. A stronger setting (remote_apply) is left as is.
+	b.Queue(durableCommit)
 	behind := 0
 	switch mode {
 	case applyOptimistic:
@@ -339,6 +344,8 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 	}
 	return out, nil
 }
+
+const durableCommit = `SELECT set_config('synchronous_commit', 'on', true) WHERE current_setting('synchronous_commit') = 'off'`
 
 const (
 	pgUniqueViolation  = "23505"
