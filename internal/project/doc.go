@@ -28,8 +28,11 @@
 // applied before an earlier one that was lost in flight, each life of the
 // consume loop starts by rewinding the consumer to its ack floor, and one
 // projector per consumer and database is active at a time (a Postgres
-// advisory lock; others stand by). The loop starts over when the lock's
-// connection dies (Postgres restarted) or NATS reconnects.
+// advisory lock; others stand by). Every batch checks, in its transaction,
+// that the lock's connection still holds the lock, so a projector that
+// lost it commits nothing after a standby may have taken over. The loop
+// starts over when the lock is lost (Postgres restarted, the connection
+// killed) or NATS reconnects.
 //
 // # Batches
 //

@@ -165,7 +165,8 @@ func (p *Projector) runOnce(ctx context.Context) error {
 	workers := make([]*worker, p.cfg.Workers)
 	var wg sync.WaitGroup
 	for i := range workers {
-		workers[i] = &worker{p: p, in: make(chan jetstream.Msg, p.cfg.BatchSize), outer: ctx, run: run}
+		workers[i] = &worker{p: p, in: make(chan jetstream.Msg, p.cfg.BatchSize), outer: ctx, run: run,
+			fence: lock.PgConn().PID(), lost: cancel}
 		wg.Go(workers[i].loop)
 	}
 	err = p.dispatch(run, cons, workers)

@@ -47,6 +47,10 @@ type worker struct {
 	in    chan jetstream.Msg
 	outer context.Context //nolint:containedctx // cancelled on shutdown: drain what is in hand
 	run   context.Context //nolint:containedctx // cancelled on shutdown or when the run is lost: abandon
+	// fence is the backend of the connection holding the projector's lock;
+	// every batch checks that it still does before committing.
+	fence uint32
+	lost  context.CancelCauseFunc // ends the run
 	err   error
 }
 
@@ -129,7 +133,7 @@ func (w *worker) process(msgs []jetstream.Msg) {
 	backoff := 100 * time.Millisecond
 	var drainStart time.Time
 	for {
-		out, err := p.apply(ctx, batch, careful)
+		out, err := p.apply(ctx, batch, careful, w.fence)
 		if err == nil {
 			p.stats.Batches.Add(1)
 			p.stats.Applied.Add(uint64(out.applied)) //nolint:gosec // counts are non-negative
@@ -154,6 +158,12 @@ func (w *worker) process(msgs []jetstream.Msg) {
 		case errors.Is(err, errFatal):
 			p.log.Error("projector stopped", "err", err)
 			w.err = err
+			return
+		case errors.Is(err, errLockLost):
+			// Another projector may be active by now: what is in hand is
+			// left to whoever holds the lock.
+			w.lost(err)
+			p.log.Warn("lost the projector lock; the batch will be redelivered", "events", len(batch))
 			return
 		}
 		if w.abandon(&drainStart) {
@@ -214,14 +224,20 @@ RETURNING tenant_id, event_id::text`
 // statement and the checkpoints in one round trip. If that finds an event
 // applied already, the transaction is rolled back and the batch applied
 // again knowing which events are new.
-func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool) (outcome, error) {
+//
+// fence is the backend holding the projector's lock: a batch commits only
+// if it still does. Workers outlive a lost lock by up to the watcher's
+// ping interval, and a standby may take the lock meanwhile; two projectors
+// consuming at once would split a session's events between them, and the
+// one behind would skip what the other's checkpoint passed.
+func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool, fence uint32) (outcome, error) {
 	mode := applyOptimistic
 	if careful {
 		mode = applyCareful
 	}
-	out, err := p.applyTx(ctx, batch, mode)
+	out, err := p.applyTx(ctx, batch, mode, fence)
 	if errors.Is(err, errAlreadyApplied) {
-		return p.applyTx(ctx, batch, applyExact)
+		return p.applyTx(ctx, batch, applyExact, fence)
 	}
 	return out, err
 }
@@ -237,7 +253,7 @@ const (
 // errAlreadyApplied: an optimistic batch held an event applied already.
 var errAlreadyApplied = errors.New("the batch holds an event applied already")
 
-func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMode) (outcome, error) {
+func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMode, fence uint32) (outcome, error) {
 	var out outcome
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
@@ -330,8 +346,13 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 	}
 	w.queue(b)
 	queueCheckpoints(b, p.cfg.Consumer, last)
+	held := false
+	b.Queue(lockHeld, p.cfg.Consumer, fence).QueryRow(func(row pgx.Row) error { return row.Scan(&held) })
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return out, classify(err)
+	}
+	if !held {
+		return out, fmt.Errorf("%w: backend %d no longer holds it", errLockLost, fence)
 	}
 	if behind > 0 {
 		return out, errAlreadyApplied
@@ -344,6 +365,13 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 	}
 	return out, nil
 }
+
+// lockHeld tells whether backend $2 holds the projector's advisory lock
+// of consumer $1 (a bigint key: its high and low halves in pg_locks).
+const lockHeld = `
+SELECT EXISTS (SELECT 1 FROM pg_locks, (SELECT (` + lockKey + `)::int8 AS k) l
+WHERE locktype = 'advisory' AND granted AND pid = $2 AND objsubid = 1
+    AND classid::int8 = (l.k >> 32) & 4294967295 AND objid::int8 = l.k & 4294967295)`
 
 const durableCommit = `SELECT set_config('synchronous_commit', 'on', true) WHERE current_setting('synchronous_commit') = 'off'`
 
