@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/agentwire/agentwire/internal/bus"
@@ -60,9 +64,61 @@ func openDatabase(ctx context.Context, url string, workers int, log *slog.Logger
 	return pool, nil
 }
 
-// runProjector projects until ctx ends, logging progress.
-func runProjector(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, workers, batch int, log *slog.Logger) error {
+// newProjector makes the projector and registers its metrics and health
+// checks (NATS, Postgres, the projector's own) in obs.
+func newProjector(ctx context.Context, pool *pgxpool.Pool, nc *nats.Conn, layout *bus.Layout, workers, batch int, obs *observer, log *slog.Logger) *project.Projector {
 	p := project.New(pool, layout, project.Config{Workers: workers, BatchSize: batch}, log)
+	s := p.Stats()
+	obs.counters("project", map[string]*atomic.Uint64{
+		"applied": &s.Applied, "skipped": &s.Skipped, "dead_lettered": &s.DeadLettered, "batches": &s.Batches,
+		"retries": &s.Retries, "deadlocks": &s.Deadlocks, "restarts": &s.Restarts,
+	}, projectMetricHelp)
+	obs.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "agentwire", Subsystem: "project", Name: "active",
+			Help: "1 while this projector holds the lock and applies RUNTIME; 0 while it stands by (another one is active) or starts over.",
+		}, func() float64 {
+			if p.Active() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "agentwire", Subsystem: "project", Name: "backlog_events",
+			Help: "RUNTIME events the projector has not applied yet (its consumer's pending and unacked messages); NaN when NATS does not say.",
+		}, func() float64 {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			n, err := p.Backlog(ctx)
+			if err != nil {
+				return math.NaN()
+			}
+			return float64(n)
+		}))
+	obs.natsConnected(nc)
+	obs.checks = append(obs.checks, p.Health, func() error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if err := pool.Ping(ctx); err != nil {
+			return fmt.Errorf("the database does not answer: %w", err)
+		}
+		return nil
+	})
+	return p
+}
+
+var projectMetricHelp = map[string]string{
+	"applied":       "Events applied to the projections.",
+	"skipped":       "Redelivered or duplicate events skipped (applied already).",
+	"dead_lettered": "Events sent to deadletter.project.<tenant>.",
+	"batches":       "Batch transactions committed.",
+	"retries":       "Batches retried after a transient Postgres error.",
+	"deadlocks":     "Retries due to a deadlock Postgres detected (expected 0).",
+	"restarts":      "Restarts of the consume loop (Postgres, NATS or the lock lost).",
+}
+
+// runProjector projects until ctx ends, logging progress.
+func runProjector(ctx context.Context, p *project.Projector, workers int, log *slog.Logger) error {
 	log.Info("projector running", "workers", workers)
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -115,14 +171,21 @@ Events it cannot apply go to deadletter.project.<tenant> with the reason.`,
 				return err
 			}
 			defer nc.Close()
-			err = runProjector(ctx, pool, layout, db.workers, f.batch, log)
+			obs := newObserver()
+			p := newProjector(ctx, pool, nc, layout, db.workers, f.batch, obs, log)
+			stop, err := obs.serve(ctx, f.metrics, log)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			err = runProjector(ctx, p, db.workers, log)
 			if derr := nc.Drain(); derr != nil {
 				log.Debug("drain", "err", derr)
 			}
 			return err
 		},
 	}
-	f.register(cmd.Flags(), true)
+	f.register(cmd.Flags(), true, projectMetricsAt)
 	db.register(cmd)
 	return cmd
 }
@@ -162,9 +225,10 @@ func Project(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // startProjector runs the projector inside `agentwire up` on its own NATS
-// connection when a database is configured, and says how to turn it on
-// when not. The returned function waits for it to stop (after ctx ends).
-func startProjector(ctx context.Context, stderr io.Writer, natsURL string, f serviceFlags, db databaseFlags, log *slog.Logger) (func(), error) {
+// connection when a database is configured (its metrics and health in
+// obs), and says how to turn it on when not. The returned function waits
+// for it to stop (after ctx ends).
+func startProjector(ctx context.Context, stderr io.Writer, natsURL string, f serviceFlags, db databaseFlags, obs *observer, log *slog.Logger) (func(), error) {
 	if db.url == "" {
 		_, _ = fmt.Fprintln(stderr, "agentwire: projections are off (no database); pass --database-url or set DATABASE_URL to project into Postgres")
 		return func() {}, nil
@@ -179,10 +243,11 @@ func startProjector(ctx context.Context, stderr io.Writer, natsURL string, f ser
 		return nil, err
 	}
 	_, _ = fmt.Fprintln(stderr, "agentwire: projecting RUNTIME into Postgres")
+	p := newProjector(ctx, pool, nc, layout, db.workers, f.batch, obs, log)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := runProjector(ctx, pool, layout, db.workers, f.batch, log); err != nil {
+		if err := runProjector(ctx, p, db.workers, log); err != nil {
 			log.Error("projector failed", "err", err)
 		}
 		_ = nc.Drain()

@@ -30,12 +30,19 @@ type serviceFlags struct {
 	memLimit string
 }
 
-func (f *serviceFlags) register(fs *pflag.FlagSet, withURL bool) {
+// Default addresses of /metrics and /healthz: the normalizer and the
+// projector run side by side on one machine, each on its own.
+const (
+	normalizeMetricsAt = "127.0.0.1:9464"
+	projectMetricsAt   = "127.0.0.1:9465"
+)
+
+func (f *serviceFlags) register(fs *pflag.FlagSet, withURL bool, metricsAt string) {
 	if withURL {
 		fs.StringVar(&f.natsURL, "nats-url", bus.DefaultURL, "NATS server to use")
 	}
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&f.metrics, "metrics-listen", "127.0.0.1:9464", "address of /metrics (Prometheus) and /healthz; empty turns them off")
+	fs.StringVar(&f.metrics, "metrics-listen", metricsAt, "address of /metrics (Prometheus) and /healthz; empty turns them off")
 	fs.IntVar(&f.bus.Replicas, "replicas", 1, "replicas of the streams (3 in a cluster)")
 	fs.IntVar(&f.bus.Partitions, "partitions", bus.DefaultPartitions, "RAW partitions, fixed when RAW is created")
 	fs.DurationVar(&f.bus.RawMaxAge, "raw-max-age", 0, "how long RAW keeps frames (0: forever)")
@@ -75,42 +82,84 @@ func (f *serviceFlags) start(cmd *cobra.Command) error {
 	return applyMemoryLimit(cmd, f.memLimit)
 }
 
+// observer is what a service shows on /metrics and /healthz: each of its
+// components (the normalizer, the projector) registers its metrics and a
+// health check, and the service is healthy while every check passes.
+type observer struct {
+	reg    *prometheus.Registry
+	checks []func() error
+}
+
+func newObserver() *observer { return &observer{reg: telemetry.NewRegistry()} }
+
+// counters registers agentwire_<subsystem>_<name>_total for each counter.
+func (o *observer) counters(subsystem string, counters map[string]*atomic.Uint64, help map[string]string) {
+	for name, c := range counters {
+		o.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: "agentwire", Subsystem: subsystem, Name: name + "_total", Help: help[name],
+		}, func() float64 { return float64(c.Load()) }))
+	}
+}
+
+// natsConnected is the health check of a service's NATS connection.
+func (o *observer) natsConnected(nc *nats.Conn) {
+	o.checks = append(o.checks, func() error {
+		if !nc.IsConnected() {
+			return fmt.Errorf("NATS is %s", nc.Status())
+		}
+		return nil
+	})
+}
+
+func (o *observer) health() error {
+	var errs []error
+	for _, c := range o.checks {
+		if err := c(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// serve serves /metrics and /healthz on addr ("" serves nothing) until
+// the returned function stops it.
+func (o *observer) serve(ctx context.Context, addr string, log *slog.Logger) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	srv, err := telemetry.Start(ctx, addr, o.reg, o.health, log)
+	if errors.Is(err, telemetry.ErrAddrInUse) {
+		return nil, Usagef("%v; pass --metrics-listen 127.0.0.1:<free port>, or --metrics-listen '' to turn metrics off", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Stop(sctx)
+	}, nil
+}
+
 // runNormalizer applies the layout and normalizes until ctx ends, then
-// drains the connection. Metrics and health are served meanwhile.
-func runNormalizer(ctx context.Context, nc *nats.Conn, layout *bus.Layout, f *serviceFlags, log *slog.Logger) error {
+// drains the connection. Metrics and health are served meanwhile, with
+// those of the components already registered in obs.
+func runNormalizer(ctx context.Context, nc *nats.Conn, layout *bus.Layout, f *serviceFlags, obs *observer, log *slog.Logger) error {
 	n, err := normalize.New(ctx, layout, normalize.Config{BatchSize: f.batch}, log)
 	if err != nil {
 		return err
 	}
-	if f.metrics != "" {
-		reg := telemetry.NewRegistry()
-		s := n.Stats()
-		for name, c := range map[string]*atomic.Uint64{
-			"frames": &s.Frames, "events": &s.Events, "skipped": &s.Skipped,
-			"gaps": &s.Gaps, "rebuilt": &s.Rebuilt, "dead_lettered": &s.DeadLettered,
-		} {
-			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-				Namespace: "agentwire", Subsystem: "normalize", Name: name + "_total", Help: metricHelp[name],
-			}, func() float64 { return float64(c.Load()) }))
-		}
-		srv, err := telemetry.Start(ctx, f.metrics, reg, func() error {
-			if !nc.IsConnected() {
-				return fmt.Errorf("NATS is %s", nc.Status())
-			}
-			return nil
-		}, log)
-		if errors.Is(err, telemetry.ErrAddrInUse) {
-			return Usagef("%v; pass --metrics-listen 127.0.0.1:<free port>, or --metrics-listen '' to turn metrics off", err)
-		}
-		if err != nil {
-			return err
-		}
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			_ = srv.Stop(sctx)
-		}()
+	s := n.Stats()
+	obs.counters("normalize", map[string]*atomic.Uint64{
+		"frames": &s.Frames, "events": &s.Events, "skipped": &s.Skipped,
+		"gaps": &s.Gaps, "rebuilt": &s.Rebuilt, "dead_lettered": &s.DeadLettered,
+	}, metricHelp)
+	obs.natsConnected(nc)
+	stop, err := obs.serve(ctx, f.metrics, log)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	log.Info("normalizer running", "partitions", layout.Config.Partitions)
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
@@ -161,10 +210,10 @@ func newNormalizeCommand() *cobra.Command {
 				return err
 			}
 			defer nc.Close()
-			return runNormalizer(ctx, nc, layout, &f, log)
+			return runNormalizer(ctx, nc, layout, &f, newObserver(), log)
 		},
 	}
-	f.register(cmd.Flags(), true)
+	f.register(cmd.Flags(), true, normalizeMetricsAt)
 	return cmd
 }
 

@@ -65,7 +65,8 @@ With --nats-url, use that NATS server instead of an embedded one.`,
 				return err
 			}
 			defer nc.Close()
-			stopProjector, err := startProjector(ctx, cmd.ErrOrStderr(), url, f, db, log.With("component", "project"))
+			obs := newObserver()
+			stopProjector, err := startProjector(ctx, cmd.ErrOrStderr(), url, f, db, obs, log.With("component", "project"))
 			if err != nil {
 				return err
 			}
@@ -77,10 +78,10 @@ With --nats-url, use that NATS server instead of an embedded one.`,
 				}
 				defer stopHTTP()
 			}
-			return runNormalizer(ctx, nc, layout, &f, log.With("component", "normalize"))
+			return runNormalizer(ctx, nc, layout, &f, obs, log.With("component", "normalize"))
 		},
 	}
-	f.register(cmd.Flags(), true)
+	f.register(cmd.Flags(), true, normalizeMetricsAt)
 	db.register(cmd)
 	cmd.Flags().StringVar(&listen, "nats-listen", "127.0.0.1:4222", "address of the embedded NATS server")
 	cmd.Flags().StringVar(&dataDir, "data-dir", ".agentwire", "directory of the embedded JetStream store")

@@ -80,6 +80,10 @@ type Projector struct {
 	layout *bus.Layout
 	log    *slog.Logger
 	stats  Stats
+	// active is set while this projector holds the lock and consumes.
+	active atomic.Bool
+	// failing is why the last run ended, until a new one takes the lock.
+	failing atomic.Pointer[error]
 }
 
 // New returns a Projector writing to pool (whose schema must be migrated)
@@ -91,8 +95,36 @@ func New(pool *pgxpool.Pool, layout *bus.Layout, cfg Config, log *slog.Logger) *
 // Stats returns the running counters.
 func (p *Projector) Stats() *Stats { return &p.stats }
 
+// Active reports whether this projector is the one applying RUNTIME (it
+// holds the lock), not standing by or starting over.
+func (p *Projector) Active() bool { return p.active.Load() }
+
+// Health is why the projector is not working: its last run ended with an
+// error and it has not taken over again yet. nil while it runs or stands
+// by.
+func (p *Projector) Health() error {
+	if err := p.failing.Load(); err != nil {
+		return fmt.Errorf("projector starting over after: %w", *err)
+	}
+	return nil
+}
+
+// Backlog is how many RUNTIME events the projector's consumer has yet to
+// see acked: not delivered yet, or delivered and not committed.
+func (p *Projector) Backlog(ctx context.Context) (uint64, error) {
+	c, err := p.layout.JS.Consumer(ctx, bus.RuntimeStream, p.cfg.Consumer)
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s: %w", p.cfg.Consumer, err)
+	}
+	ci, err := c.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s: %w", p.cfg.Consumer, err)
+	}
+	return ci.NumPending + uint64(ci.NumAckPending), nil //nolint:gosec // a count
+}
+
 var (
-	errLockLost    = errors.New("lost the projector's Postgres connection")
+	errLockLost    = errors.New("lost the projector lock")
 	errReconnected = errors.New("reconnected to NATS")
 )
 
@@ -109,6 +141,10 @@ func (p *Projector) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil //nolint:nilerr // shutting down: what the last run hit does not matter
 		}
+		if err == nil {
+			err = errors.New("the consume loop ended")
+		}
+		p.failing.Store(&err)
 		if errors.Is(err, errFatal) {
 			return err
 		}
@@ -136,6 +172,7 @@ func (p *Projector) runOnce(ctx context.Context) error {
 		if err := lock.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`)`, p.cfg.Consumer).Scan(&ok); err != nil {
 			return classify(fmt.Errorf("take the projector lock: %w", err))
 		}
+		p.failing.Store(nil) // Postgres answers: running or standing by is healthy
 		if ok {
 			break
 		}
@@ -151,6 +188,8 @@ func (p *Projector) runOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	p.active.Store(true)
+	defer p.active.Store(false)
 	// Events delivered to a previous life and not acked come again in
 	// stream order, so every session's events arrive in order; what was
 	// applied already is skipped by the checkpoints.

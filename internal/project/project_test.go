@@ -186,13 +186,18 @@ func TestPostgresRestarted(t *testing.T) {
 		before := failures()
 		down()
 		require.Less(t, p.Stats().Applied.Load(), total, "the projector finished before Postgres went down: the test tested nothing")
-		// Down for a while: the projector keeps trying, and failing.
+		// Down for a while: the projector keeps trying, and failing, and
+		// says so.
 		require.Eventually(t, func() bool { return failures() > before }, 10*time.Second, time.Millisecond, "the projector did not notice")
+		require.Eventually(t, func() bool { return p.Health() != nil && !p.Active() }, 10*time.Second, time.Millisecond,
+			"the projector looks healthy without its database")
 		time.Sleep(100 * time.Millisecond)
 		pg.Start()
 	}
 	e.waitApplied("")
 	requireGolden(t, e.dump())
+	require.NoError(t, p.Health())
+	require.True(t, p.Active())
 }
 
 // TestLockLost: the connection holding the projector's lock dies while
@@ -227,6 +232,51 @@ func TestLockLost(t *testing.T) {
 	require.LessOrEqual(t, p.Stats().Batches.Load()-before, uint64(workers), "batches committed without the lock")
 	e.waitApplied("")
 	requireGolden(t, e.dump())
+}
+
+// TestStandby: a second projector on the same database and consumer
+// stands by (healthy, not active) while the first applies RUNTIME, and
+// takes over when the first stops: events published after that are
+// applied by it, and nothing is applied twice.
+func TestStandby(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	start := func() (*project.Projector, func()) {
+		p := project.New(e.pool, e.layout, project.Config{BatchSize: 16, Workers: 2}, quiet())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		stop := func() {
+			cancel()
+			require.NoError(t, <-done)
+		}
+		t.Cleanup(func() {
+			if ctx.Err() == nil {
+				stop()
+			}
+		})
+		return p, stop
+	}
+	first, stopFirst := start()
+	require.Eventually(t, first.Active, 10*time.Second, time.Millisecond)
+	second, _ := start()
+	n := uint64(e.publish(recordings(t, "acme"), 1)) //nolint:gosec // a count
+	e.waitApplied("")
+	require.False(t, second.Active(), "two projectors active at once")
+	require.NoError(t, second.Health(), "standing by is healthy")
+	backlog, err := second.Backlog(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, backlog)
+
+	stopFirst()
+	require.Eventually(t, second.Active, 10*time.Second, time.Millisecond, "the standby did not take over")
+	n += uint64(e.publish(recordings(t, "beta"), 1)) //nolint:gosec // a count
+	e.waitApplied("")
+	require.Equal(t, n, first.Stats().Applied.Load()+second.Stats().Applied.Load())
+	require.Positive(t, second.Stats().Applied.Load())
+	var tenants int
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT count(DISTINCT tenant_id) FROM sessions`).Scan(&tenants))
+	require.Equal(t, 2, tenants)
 }
 
 // TestNATSRestart: the NATS server restarts mid-run.
