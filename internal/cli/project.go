@@ -147,7 +147,9 @@ func newProjectCommand() *cobra.Command {
 		Short: "Run the projector: canonical events on RUNTIME → Postgres projections",
 		Long: `Migrate the database, then apply every RUNTIME event to the Postgres projections
 (sessions, threads, turns, items, requests, usage, ...) exactly once, in order per session.
-Events it cannot apply go to deadletter.project.<tenant> with the reason.`,
+Events it cannot apply go to deadletter.project.<tenant> with the reason. Several may run
+against one database: one applies, the others stand by and take over when it stops.
+Metrics and health: http://127.0.0.1:9465/metrics and /healthz (--metrics-listen).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.start(cmd); err != nil {

@@ -26,12 +26,14 @@ func newUpCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Run agentwire on one machine: embedded NATS and the normalizer",
-		Long: `Run an embedded NATS server with JetStream (store in --data-dir) and the normalizer in
-one process. Frames ingested into it (agentwire ingest ...) come out as canonical events on
-runtime.<provider>.<type>; watch them with: nats sub 'runtime.>'.
-With --nats-url, use that NATS server instead of an embedded one.`,
-		Example: `  agentwire up
+		Short: "Run agentwire on one machine: embedded NATS, the normalizer and the projector",
+		Long: `Run an embedded NATS server with JetStream (store in --data-dir), the normalizer and,
+given a database (--database-url or DATABASE_URL), the projector in one process. Frames
+ingested into it (agentwire ingest ...) come out as canonical events on
+runtime.<provider>.<type> (watch them with: nats sub 'runtime.>') and in the Postgres
+projections. With --nats-url, use that NATS server instead of an embedded one.
+Metrics and health: http://127.0.0.1:9464/metrics and /healthz (--metrics-listen).`,
+		Example: `  DATABASE_URL=postgres://localhost/agentwire agentwire up
   agentwire ingest file testdata/recordings/codex-exec     # in another terminal`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
