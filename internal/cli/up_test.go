@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/dbtest"
+	"github.com/agentwire/agentwire/internal/natstest"
 )
 
 // TestUpEndToEnd is `agentwire up` as the README runs it: an embedded NATS,
@@ -26,35 +28,13 @@ import (
 // stops it cleanly.
 func TestUpEndToEnd(t *testing.T) {
 	t.Parallel()
-	pool, schema := dbtest.Schema(t)
-	dbURL := dbtest.URL(t)
-	if strings.Contains(dbURL, "?") {
-		dbURL += "&search_path=" + schema
-	} else {
-		dbURL += "?search_path=" + schema
-	}
+	pool, dbURL := schemaURL(t)
 	natsAt, metricsAt := freeAddr(t), freeAddr(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var upErr bytes.Buffer // read once up has returned
-	done := make(chan int, 1)
-	go func() {
-		done <- Exec(ctx, "agentwire", Agentwire, []string{"up", "--nats-listen", natsAt, "--data-dir", t.TempDir(),
-			"--database-url", dbURL, "--metrics-listen", metricsAt}, io.Discard, &upErr)
-	}()
-	get := func(path string) (int, string) {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+metricsAt+path, nil)
-		require.NoError(t, err)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer func() { _ = resp.Body.Close() }()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		return resp.StatusCode, string(b)
-	}
+	up := start(ctx, "up", "--nats-listen", natsAt, "--data-dir", t.TempDir(), "--database-url", dbURL, "--metrics-listen", metricsAt)
+	get := func(path string) (int, string) { return httpGet(t, "http://"+metricsAt+path) }
 	require.Eventually(t, func() bool { code, _ := get("/healthz"); return code == http.StatusOK }, 30*time.Second, 20*time.Millisecond,
 		"agentwire up did not become healthy")
 
@@ -87,13 +67,99 @@ func TestUpEndToEnd(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 
 	cancel()
-	select {
-	case code := <-done:
-		require.Equal(t, ExitOK, code, upErr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("agentwire up did not stop after its context was cancelled")
+	require.Contains(t, up.wait(t), "projector stopped")
+}
+
+// TestSeparateServices runs the stages as separate services, the way a
+// deployment does: agentwire normalize and agentwire project against one
+// NATS server, each with its own /metrics, fed by agentwire ingest file.
+// The projector applies every event the normalizer published, and both
+// stop cleanly.
+func TestSeparateServices(t *testing.T) {
+	t.Parallel()
+	pool, dbURL := schemaURL(t)
+	natsURL := natstest.Server(t).ClientURL()
+	normalizeAt, projectAt := freeAddr(t), freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	normalizer := start(ctx, "normalize", "--nats-url", natsURL, "--metrics-listen", normalizeAt)
+	projector := start(ctx, "project", "--nats-url", natsURL, "--database-url", dbURL, "--metrics-listen", projectAt)
+	for _, at := range []string{normalizeAt, projectAt} {
+		require.Eventually(t, func() bool { code, _ := httpGet(t, "http://"+at+"/healthz"); return code == http.StatusOK },
+			30*time.Second, 20*time.Millisecond, "%s did not become healthy", at)
 	}
-	require.Contains(t, upErr.String(), "projector stopped")
+
+	r := run(t, "ingest", "--nats-url", natsURL, "file", "../../testdata/recordings/codex-exec")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	var events float64
+	require.Eventually(t, func() bool {
+		_, n := httpGet(t, "http://"+normalizeAt+"/metrics")
+		_, p := httpGet(t, "http://"+projectAt+"/metrics")
+		nm, pm := parseMetrics(n), parseMetrics(p)
+		events = nm["agentwire_normalize_events_total"]
+		return events > 0 && pm["agentwire_project_applied_total"] == events && pm["agentwire_project_backlog_events"] == 0
+	}, 60*time.Second, 50*time.Millisecond, "the projector did not apply what the normalizer published")
+	var logged int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM events`).Scan(&logged))
+	require.InDelta(t, events, logged, 0)
+
+	cancel()
+	normalizer.wait(t)
+	require.Contains(t, projector.wait(t), "projector stopped")
+}
+
+// schemaURL is a schema of the test's own: a pool on it and a URL of it
+// for a command's --database-url.
+func schemaURL(t *testing.T) (*pgxpool.Pool, string) {
+	t.Helper()
+	pool, schema := dbtest.Schema(t)
+	u := dbtest.URL(t)
+	if strings.Contains(u, "?") {
+		return pool, u + "&search_path=" + schema
+	}
+	return pool, u + "?search_path=" + schema
+}
+
+// service is a long-running command started in this process.
+type service struct {
+	name   string
+	done   chan int
+	stderr *bytes.Buffer // read once the command has returned
+}
+
+// start runs the agentwire command args until ctx ends.
+func start(ctx context.Context, args ...string) *service {
+	s := &service{name: args[0], done: make(chan int, 1), stderr: &bytes.Buffer{}}
+	go func() { s.done <- Exec(ctx, "agentwire", Agentwire, args, io.Discard, s.stderr) }()
+	return s
+}
+
+// wait waits for the command to stop cleanly after its context ended and
+// returns what it logged.
+func (s *service) wait(t *testing.T) string {
+	t.Helper()
+	select {
+	case code := <-s.done:
+		require.Equal(t, ExitOK, code, s.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("agentwire %s did not stop after its context was cancelled", s.name)
+	}
+	return s.stderr.String()
+}
+
+// httpGet returns the status and body at url, or 0 and the error.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
 }
 
 // parseMetrics reads the samples without labels of a Prometheus text page.
