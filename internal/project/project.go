@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
 // Config configures a Projector. The zero value is usable.
@@ -34,6 +35,8 @@ type Config struct {
 	// BeforeCommit, when set, runs inside every batch transaction just
 	// before it commits (tests use it to widen the crash window).
 	BeforeCommit func(events int)
+	// foldHook runs before each event is folded (tests make it panic).
+	foldHook func(*canonical.Event)
 }
 
 // WithDefaults fills in zero fields.

@@ -201,3 +201,31 @@ func TestDeadLetter(t *testing.T) {
 	require.Equal(t, uint64(1), p.Stats().DeadLettered.Load())
 	require.Equal(t, before, e.dump())
 }
+
+// TestFoldPanic: a bug of the projector's own that panics on one event
+// dead-letters that event with the reason; the projector keeps running
+// and applies every other event.
+func TestFoldPanic(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r := fixture("acme")
+	victim := r.events[4].EventID
+	e.publish([]recording{r}, 1)
+	p := e.start(project.WithFoldHook(project.Config{}, func(ev *canonical.Event) {
+		if ev.EventID == victim {
+			panic("a bug")
+		}
+	}))
+	e.waitApplied("")
+	require.Equal(t, uint64(1), p.Stats().DeadLettered.Load())
+	require.EqualValues(t, len(r.events)-1, p.Stats().Applied.Load())
+	require.Zero(t, p.Stats().Restarts.Load())
+
+	st, err := e.layout.JS.Stream(context.Background(), "DEADLETTER")
+	require.NoError(t, err)
+	m, err := st.GetLastMsgForSubject(context.Background(), "deadletter.project.acme")
+	require.NoError(t, err)
+	require.Equal(t, victim, m.Header.Get("ce-id"))
+	require.Contains(t, m.Header.Get("Agentwire-Reason"), "projector bug")
+	require.Contains(t, m.Header.Get("Agentwire-Reason"), "a bug")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/google/uuid"
@@ -302,7 +303,9 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 			return out, classify(err)
 		}
 		for _, d := range fresh {
-			w.fold(&d.ev)
+			if err := p.fold(w, &d.ev); err != nil {
+				return out, err
+			}
 		}
 		out.applied = len(fresh)
 		// The checkpoints were not read first: an event applied already is
@@ -322,12 +325,14 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 				out.skipped++
 				continue
 			}
-			w.fold(&d.ev)
+			if err := p.fold(w, &d.ev); err != nil {
+				return out, err
+			}
 			out.applied++
 		}
 	case applyCareful:
 		for _, d := range fresh {
-			ok, reason, err := applyOne(ctx, tx, d)
+			ok, reason, err := p.applyOne(ctx, tx, d)
 			switch {
 			case err != nil:
 				return out, err
@@ -433,7 +438,7 @@ func queueCheckpoints(b *pgx.Batch, consumer string, maxSeq map[key]uint64) {
 
 // applyOne applies one event in a savepoint. A permanent failure rolls the
 // savepoint back and returns the reason to dead-letter it with.
-func applyOne(ctx context.Context, tx pgx.Tx, d *decoded) (applied bool, reason string, err error) {
+func (p *Projector) applyOne(ctx context.Context, tx pgx.Tx, d *decoded) (applied bool, reason string, err error) {
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return false, "", classify(err)
@@ -455,7 +460,9 @@ func applyOne(ctx context.Context, tx pgx.Tx, d *decoded) (applied bool, reason 
 		return false, "", classify(sp.Commit(ctx))
 	}
 	w := newWrites()
-	w.fold(&d.ev)
+	if err := p.fold(w, &d.ev); err != nil {
+		return fail(err)
+	}
 	b = &pgx.Batch{}
 	w.queue(b)
 	if err := sp.SendBatch(ctx, b).Close(); err != nil {
@@ -465,6 +472,24 @@ func applyOne(ctx context.Context, tx pgx.Tx, d *decoded) (applied bool, reason 
 		return false, "", classify(err)
 	}
 	return true, "", nil
+}
+
+// fold folds e into w. A panic there is a bug of the projector's own; it
+// is caught and returned as a permanent error, so that the event is
+// dead-lettered with the reason (and logged with the stack) rather than
+// stopping the projector on it after every restart.
+func (p *Projector) fold(w *writes, e *canonical.Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("projector bug: folding an event panicked", "event", e.EventID, "type", e.Type(), "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("%w: projector bug: folding %s panicked: %v", errPermanent, e.Type(), r)
+		}
+	}()
+	if p.cfg.foldHook != nil {
+		p.cfg.foldHook(e)
+	}
+	w.fold(e)
+	return nil
 }
 
 // queueEvents queues the insert of the events into the log, calling logged
