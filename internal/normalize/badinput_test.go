@@ -2,12 +2,17 @@ package normalize_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/normalize"
+	"github.com/agentwire/agentwire/pkg/adapters"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -74,4 +79,59 @@ func TestBadInputFlows(t *testing.T) {
 	require.GreaterOrEqual(t, errorsSeen, 2000+4, "every broken line is an error event")
 	require.Positive(t, refs, "the 5 MB frame's events carry a reference")
 	require.True(t, cutText, "the 5 MB message's text is cut to fit a message, with a mark")
+}
+
+// TestAdapterPanic: an adapter that panics on a frame (a bug) has that
+// frame dead-lettered with the reason, the frame as it came; the normalizer
+// keeps running and maps the session's next frames.
+func TestAdapterPanic(t *testing.T) {
+	t.Parallel()
+	lines := adaptertest.ReadLines(t, "../../testdata/recordings/codex-exec/shell.jsonl")[:4]
+	const victim = 2
+	sessions := []session{{key: "file:panic.jsonl", dialect: "codex-exec", lines: lines}}
+
+	// What the session maps to without the frame: the adapter never saw it.
+	a, err := adapters.Lookup("codex-exec")
+	require.NoError(t, err)
+	offline := a.NewSession("")
+	want := map[string][]string{}
+	for i, l := range lines {
+		if i+1 == victim {
+			continue
+		}
+		f := adaptertest.Frames("codex-exec", sessions[0].key, [][]byte{l})[0]
+		f.Tenant, f.Ordinal, f.ReceivedAt = "default", uint64(i+1), receivedAt
+		evs, err := offline.Map(f)
+		require.NoError(t, err)
+		for _, e := range evs {
+			want[e.SessionID] = append(want[e.SessionID], e.EventID)
+		}
+	}
+
+	_, js, layout := setup(t, bus.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	norm, err := normalize.New(ctx, layout, normalize.WithMapHook(normalize.Config{}, func(f adapter.Frame) {
+		if f.Ordinal == victim {
+			panic("a bug")
+		}
+	}), quietLog(t))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- norm.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	publish(t, layout, "default", sessions, false)
+	got, _ := collect(t, js, total(want))
+	require.Equal(t, want, got)
+	require.Equal(t, uint64(1), norm.Stats().DeadLettered.Load())
+
+	st, err := js.Stream(context.Background(), "DEADLETTER")
+	require.NoError(t, err)
+	m, err := st.GetLastMsgForSubject(context.Background(), "deadletter.normalize.default")
+	require.NoError(t, err)
+	require.Contains(t, m.Header.Get(bus.HeaderReason), "adapter bug")
+	require.Contains(t, m.Header.Get(bus.HeaderReason), "a bug")
+	require.Equal(t, lines[victim-1], m.Data)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,8 @@ type Config struct {
 	// draining a backlog may run ahead of the slowest one (see pacer).
 	// Default 8192; negative turns pacing off.
 	PaceWindow int
+	// mapHook runs before each frame is mapped (tests make it panic).
+	mapHook func(adapter.Frame)
 }
 
 // WithDefaults fills in zero fields.
@@ -309,9 +312,13 @@ func (w *partitionWorker) process(ctx context.Context, msgs []jetstream.Msg) err
 // mapOne maps one frame of s and hands its events' messages to emit.
 func (w *partitionWorker) mapOne(ctx context.Context, s *sessionEntry, f rawFrame, emit func(*nats.Msg)) error {
 	n := w.n
-	events, err := s.session.Map(f.frame())
+	events, panicked, err := w.mapFrame(s, f)
 	if err != nil {
 		return fmt.Errorf("map frame %d of %q: %w", f.meta.ordinal, f.meta.sessionKey, err)
+	}
+	if panicked != "" {
+		n.deadLetter(ctx, f.meta.tenant, f.data, nil, fmt.Sprintf("adapter bug: mapping frame %d of %q (%s) panicked: %s",
+			f.meta.ordinal, f.meta.sessionKey, f.meta.dialect, panicked))
 	}
 	for _, e := range events {
 		msg, err := w.encode(e, f)
@@ -328,6 +335,27 @@ func (w *partitionWorker) mapOne(ctx context.Context, s *sessionEntry, f rawFram
 	n.stats.Frames.Add(1)
 	n.stats.Events.Add(uint64(len(events)))
 	return nil
+}
+
+// mapFrame maps f with s's adapter session. An adapter that panics has a
+// bug (the fuzz targets hold every adapter to never panicking): the panic
+// is logged with its stack and returned as panicked, for the frame to be
+// dead-lettered, rather than stopping the normalizer on the same frame
+// after every restart. The session goes on with the frames after it.
+func (w *partitionWorker) mapFrame(s *sessionEntry, f rawFrame) (events []canonical.Event, panicked string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.n.log.Error("adapter bug: mapping a frame panicked", "session", f.meta.sessionKey, "ordinal", f.meta.ordinal,
+				"dialect", f.meta.dialect, "panic", r, "stack", string(debug.Stack()))
+			events, panicked, err = nil, fmt.Sprint(r), nil
+		}
+	}()
+	frame := f.frame()
+	if w.n.cfg.mapHook != nil {
+		w.n.cfg.mapHook(frame)
+	}
+	events, err = s.session.Map(frame)
+	return events, "", err
 }
 
 // fillGap maps the frames between s's last and meta's, read from RAW.
