@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
-
 	"testing"
+
+	"github.com/agentwire/agentwire/internal/jsonscan"
 )
 
 // FuzzDecode feeds arbitrary documents to Decode. It passes when Decode
@@ -90,6 +91,10 @@ func FuzzNewRaw(f *testing.F) {
 		}
 		if !bytes.Equal(got, frame) {
 			t.Fatalf("frame %q came back as %q (encoding %q)", frame, got, r.Encoding)
+		}
+		// Given the check an adapter ran, NewRawChecked keeps it the same way.
+		if c := NewRawChecked("s", "", "", frame, jsonscan.Check(frame)); !reflect.DeepEqual(c, r) {
+			t.Fatalf("frame %q: NewRawChecked gives %+v, NewRaw %+v", frame, c, r)
 		}
 	})
 }

@@ -121,6 +121,18 @@ func NewRaw(source, method, messageType string, frame []byte) Raw {
 	return r
 }
 
+// NewRawChecked is NewRaw for a frame its caller has already run through
+// jsonscan.Check (an adapter validating the frame it maps), given what
+// that check found: the frame is not scanned a second time, which was a
+// sixth of the mapping time of the adapters that validate. UTF-8 is still
+// checked; a frame that is not valid JSON goes the NewRaw way.
+func NewRawChecked(source, method, messageType string, frame []byte, info jsonscan.Info) Raw {
+	if info.Valid && info.Compact && info.Depth <= MaxRawJSONDepth && utf8.Valid(frame) {
+		return Raw{Source: source, Method: method, MessageType: messageType, Payload: bytes.Clone(frame)}
+	}
+	return NewRaw(source, method, messageType, frame)
+}
+
 // checkPayload is Frame's check of Payload without the copy Frame returns:
 // JSON payloads are checked as JSON by Validate's field rules already.
 func (r Raw) checkPayload() error {

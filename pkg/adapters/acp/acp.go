@@ -163,6 +163,9 @@ const (
 
 // frame is a decoded frame: the message, its class and who sent it.
 type frame struct {
+	// check is the frame's validation, reused for its raw copy
+	// (canonical.NewRawChecked); zero when it was not scanned.
+	check jsonscan.Info
 	msg   message
 	class class
 	dir   adapter.Direction
@@ -213,7 +216,8 @@ func paramsHead(params json.RawMessage) (sid string, update json.RawMessage, tag
 // direction); ok is false for anything that is not a JSON-RPC message.
 func decode(st State, f adapter.Frame) (frame, error) {
 	var fr frame
-	msg, dir, ok := scanMessage(f)
+	msg, dir, check, ok := scanMessage(f)
+	fr.check = check
 	if ok {
 		fr.msg = msg
 	} else {
@@ -269,9 +273,10 @@ var messageMembers = []string{"id", "method", "params", "result", "error"}
 // validation of the frame and a scan: what they give for frames whose
 // members are of the types message has; ok is false for any other frame,
 // which decode reads the long way (and reports as it reports them).
-func scanMessage(f adapter.Frame) (message, adapter.Direction, bool) {
-	if !jsonscan.Valid(f.Bytes) {
-		return message{}, "", false
+func scanMessage(f adapter.Frame) (message, adapter.Direction, jsonscan.Info, bool) {
+	info := jsonscan.Check(f.Bytes)
+	if !info.Valid {
+		return message{}, "", info, false
 	}
 	raw, dir := f.Bytes, f.Direction
 	if dir == "" {
@@ -280,11 +285,11 @@ func scanMessage(f adapter.Frame) (message, adapter.Direction, bool) {
 	if trimmed := bytes.TrimSpace(f.Bytes); bytes.HasPrefix(trimmed, []byte(`{"dir"`)) {
 		d, msg, ok := members(trimmed, "dir", "msg")
 		if !ok || d == nil || msg == nil {
-			return message{}, "", false
+			return message{}, "", info, false
 		}
 		s, ok := jsonscan.String(d)
 		if !ok || (s != string(adapter.FromAgent) && s != string(adapter.FromClient)) {
-			return message{}, "", false
+			return message{}, "", info, false
 		}
 		raw, dir = msg, adapter.Direction(s)
 	}
@@ -293,20 +298,20 @@ func scanMessage(f adapter.Frame) (message, adapter.Direction, bool) {
 	raw = bytes.Clone(raw)
 	var v [5][]byte
 	if !jsonscan.Fields(raw, messageMembers, v[:]) {
-		return message{}, "", false
+		return message{}, "", info, false
 	}
 	method, ok := jsonscan.String(v[1])
 	if !ok {
-		return message{}, "", false
+		return message{}, "", info, false
 	}
 	m := message{ID: v[0], Method: method, Params: v[2], Result: v[3]}
 	if e := v[4]; e != nil && string(e) != "null" {
 		m.Error = &rpcError{}
 		if e[0] != '{' || jsonscan.Unmarshal(e, m.Error) != nil {
-			return message{}, "", false
+			return message{}, "", info, false
 		}
 	}
-	return m, dir, true
+	return m, dir, info, true
 }
 
 // direction guesses who sent a bare frame (no tap dir): requests and
@@ -452,7 +457,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	if fr.class == classResponse {
 		method = p.Method
 	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(source(fr.class), method, kinds[0], f.Bytes))
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(source(fr.class), method, kinds[0], f.Bytes, fr.check))
 	m := &mapper{em: em, st: &st, ids: em.IDs(), fr: fr, kind: kinds[0]}
 	switch {
 	case fr.class == classResponse && fr.dir == adapter.FromClient:

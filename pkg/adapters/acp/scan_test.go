@@ -64,7 +64,7 @@ func slowConfigOf(obj json.RawMessage, names ...string) map[string]json.RawMessa
 func checkScan(t *testing.T, line []byte) {
 	t.Helper()
 	f := adapter.Frame{Bytes: line}
-	if m, dir, ok := scanMessage(f); ok {
+	if m, dir, _, ok := scanMessage(f); ok {
 		want, wantDir, wantOK := slowMessage(f)
 		if !wantOK || dir != wantDir || !reflect.DeepEqual(m, want) {
 			t.Fatalf("scanMessage(%q) = %+v %q, decoding gives %+v %q %v", line, m, dir, want, wantDir, wantOK)

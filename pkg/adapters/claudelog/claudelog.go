@@ -118,7 +118,7 @@ var terminalStops = map[string]bool{"end_turn": true, "stop_sequence": true, "ma
 // updated in place, not copied on every line, so the state passed in is
 // the returned state's and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	l, ok := scanLine(f.Bytes)
+	l, info, ok := scanLine(f.Bytes)
 	var err error
 	if !ok {
 		err = jsonscan.Unmarshal(f.Bytes, &l)
@@ -130,7 +130,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, Source, err), nil
 	}
 	kind := l.kind()
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(Source, "", kind, f.Bytes))
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(Source, "", kind, f.Bytes, info))
 	em.SetTimeRFC3339(l.Timestamp)
 	st.T.SetSession(l.SessionID)
 	env := st.T.Envelope(em)

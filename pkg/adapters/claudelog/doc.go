@@ -36,8 +36,9 @@
 // Benchmark: about 132,000 frames/s per core on the recordings (go test
 // -bench, this machine: 157 MB/s over the claude-log recordings, 0.5 MB and
 // 2.6k allocations a pass; best of 4 on a shared 2-vCPU machine, so a lower
-// bound). Lines are large (1.2 KB on average): validating each twice (here
-// and in canonical.NewRaw, both by jsonscan) is most of what is left.
+// bound). Lines are large (1.2 KB on average): validating each (once, by
+// jsonscan; canonical.NewRawChecked reuses the finding) is most of what is
+// left.
 package claudelog
 
 // Intro is the paragraph the generated docs/mapping page opens with.

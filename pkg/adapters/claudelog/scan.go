@@ -19,15 +19,17 @@ var lineFields = []string{
 // that validates every raw member again; ok is false for a line it cannot
 // read exactly so (invalid JSON, members of other types), which Map then
 // decodes with encoding/json. The raw members are slices of a copy of the
-// line, as decoded ones are copies.
-func scanLine(b []byte) (line, bool) {
-	if !jsonscan.Valid(b) {
-		return line{}, false
+// line, as decoded ones are copies. info is the validation's finding, for
+// the event's raw frame (canonical.NewRawChecked).
+func scanLine(b []byte) (line, jsonscan.Info, bool) {
+	info := jsonscan.Check(b)
+	if !info.Valid {
+		return line{}, info, false
 	}
 	c := bytes.Clone(b)
 	var v [25][]byte
 	if !jsonscan.Fields(c, lineFields, v[:]) {
-		return line{}, false
+		return line{}, info, false
 	}
 	var l line
 	strs := []*string{0: &l.Type, 1: &l.Subtype, 2: &l.SessionID, 3: &l.UUID, 4: &l.Timestamp, 13: &l.ToolUseID, 14: &l.ParentToolUseID, 15: &l.Summary, 16: &l.CustomTitle, 20: &l.Level}
@@ -37,7 +39,7 @@ func scanLine(b []byte) (line, bool) {
 		}
 		s, ok := jsonscan.String(v[i])
 		if !ok {
-			return line{}, false
+			return line{}, info, false
 		}
 		*p = s
 	}
@@ -48,7 +50,7 @@ func scanLine(b []byte) (line, bool) {
 		}
 		x, ok := jsonscan.Bool(v[i])
 		if !ok {
-			return line{}, false
+			return line{}, info, false
 		}
 		*p = x
 	}
@@ -59,8 +61,8 @@ func scanLine(b []byte) (line, bool) {
 		p any
 	}{{18, &l.DurationMs}, {21, &l.HookErrors}, {23, &l.RetryAttempt}, {24, &l.MaxRetries}} {
 		if v[m.i] != nil && jsonscan.Unmarshal(v[m.i], m.p) != nil {
-			return line{}, false
+			return line{}, info, false
 		}
 	}
-	return l, true
+	return l, info, true
 }

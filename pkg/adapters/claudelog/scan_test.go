@@ -13,7 +13,7 @@ import (
 // whenever it reads it at all.
 func checkScan(t *testing.T, b []byte) {
 	t.Helper()
-	l, ok := scanLine(b)
+	l, _, ok := scanLine(b)
 	if !ok {
 		return
 	}

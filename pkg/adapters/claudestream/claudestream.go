@@ -174,7 +174,8 @@ func (fr frame) header() header {
 // copied on every frame, so the state passed in is the returned state's
 // and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	msg, dir, fr, scanned := scanFrame(f)
+	check := jsonscan.Check(f.Bytes)
+	msg, dir, fr, scanned := scanFrame(f, check)
 	var err error
 	if !scanned {
 		var ok bool
@@ -196,7 +197,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	if contains(kinds, "canUseTool") || strings.HasPrefix(kindAt(kinds, 1), "permission_result:") {
 		source = SourcePermission
 	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(source, "", kinds[0], f.Bytes))
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(source, "", kinds[0], f.Bytes, check))
 	em.SetTimeRFC3339(fr.Timestamp)
 	st.T.SetSession(fr.SessionID)
 	env := st.T.Envelope(em)

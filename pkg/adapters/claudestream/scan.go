@@ -23,12 +23,13 @@ var frameFields = []string{
 }
 
 // scanFrame is Frame.Unwrap and the decoding of its message into frame in
-// one validation and a scan, for frames whose members have frame's types;
-// ok is false for any other, which Map reads the long way. msg is a copy
-// of the message: frame's raw members are kept in events and state, so
-// they do not share the caller's buffer.
-func scanFrame(f adapter.Frame) (msg []byte, dir adapter.Direction, fr frame, ok bool) {
-	if !jsonscan.Valid(f.Bytes) {
+// one validation (check, the caller's jsonscan.Check of the frame, which
+// its raw copy reuses) and a scan, for frames whose members have frame's
+// types; ok is false for any other, which Map reads the long way. msg is a
+// copy of the message: frame's raw members are kept in events and state,
+// so they do not share the caller's buffer.
+func scanFrame(f adapter.Frame, check jsonscan.Info) (msg []byte, dir adapter.Direction, fr frame, ok bool) {
+	if !check.Valid {
 		return nil, "", frame{}, false
 	}
 	msg, dir = f.Bytes, f.Direction

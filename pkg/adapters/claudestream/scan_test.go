@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 )
 
@@ -16,7 +17,7 @@ import (
 func checkScan(t *testing.T, line []byte) {
 	t.Helper()
 	f := adapter.Frame{Bytes: line}
-	if msg, dir, fr, ok := scanFrame(f); ok {
+	if msg, dir, fr, ok := scanFrame(f, jsonscan.Check(f.Bytes)); ok {
 		wmsg, wdir, wok := f.Unwrap()
 		var want frame
 		if !wok || json.Unmarshal(wmsg, &want) != nil || dir != wdir || !bytes.Equal(msg, wmsg) || !reflect.DeepEqual(fr, want) {

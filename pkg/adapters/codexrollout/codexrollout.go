@@ -99,7 +99,7 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 		return adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err)
 	}
 	l, e, r, derr, kind := d.line, d.ev, d.resp, d.err, d.kind
-	raw := canonical.NewRaw(rawSource, "", strings.TrimPrefix(kind, "response_item:"), f.Bytes)
+	raw := canonical.NewRawChecked(rawSource, "", strings.TrimPrefix(kind, "response_item:"), f.Bytes, d.check)
 	if d.at >= 0 {
 		// The payload is a span of the frame: share the Raw's copy of it.
 		end := d.at + len(l.Payload)
@@ -154,6 +154,9 @@ type decoded struct {
 	err  error
 	// kind is the line's kind, as Kinds names it.
 	kind string
+	// check is the line's validation when it was only validated, reused
+	// for its raw copy (canonical.NewRawChecked); zero otherwise.
+	check jsonscan.Info
 }
 
 // decodeLine decodes a line once: its members are found by a scan, an
@@ -243,7 +246,10 @@ func decodeFast(b []byte) (decoded, bool) {
 		d.line.Timestamp, d.kind = l.Timestamp, "response_item:"+d.resp.Type
 	default:
 		ts, ok := str(0)
-		if !ok || !jsonscan.Valid(b) {
+		if !ok {
+			return d, false
+		}
+		if d.check = jsonscan.Check(b); !d.check.Valid {
 			return d, false
 		}
 		d.line.Timestamp, d.kind = ts, typ

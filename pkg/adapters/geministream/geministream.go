@@ -120,7 +120,7 @@ type errorObject struct {
 // every frame, so the state passed in is the returned state's and must not
 // be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	ev, ok := scanEvent(f.Bytes)
+	ev, info, ok := scanEvent(f.Bytes)
 	var err error
 	if !ok {
 		err = jsonscan.Unmarshal(f.Bytes, &ev)
@@ -131,7 +131,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		}
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
 	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(rawSource, "", ev.Type, f.Bytes))
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(rawSource, "", ev.Type, f.Bytes, info))
 	em.SetTimeRFC3339(ev.Timestamp)
 	m := mapper{em: em, st: &st, ids: em.IDs(), thread: &threadID{}}
 	switch ev.Type {

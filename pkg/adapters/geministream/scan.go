@@ -21,15 +21,17 @@ var eventFields = []string{
 
 // scanEvent decodes a frame as json.Unmarshal into event does; ok is false
 // for a frame it cannot read exactly so. Raw members are slices of a copy
-// of the frame, as decoded ones are copies.
-func scanEvent(b []byte) (event, bool) {
-	if !jsonscan.Valid(b) {
-		return event{}, false
+// of the frame, as decoded ones are copies. info is the validation's
+// finding, for the event's raw frame (canonical.NewRawChecked).
+func scanEvent(b []byte) (event, jsonscan.Info, bool) {
+	info := jsonscan.Check(b)
+	if !info.Valid {
+		return event{}, info, false
 	}
 	c := bytes.Clone(b)
 	var v [16][]byte
 	if !jsonscan.Fields(c, eventFields, v[:]) {
-		return event{}, false
+		return event{}, info, false
 	}
 	var ev event
 	for i, p := range [...]*string{0: &ev.Type, 1: &ev.Timestamp, 2: &ev.SessionID, 3: &ev.Model, 4: &ev.Role, 7: &ev.ToolName, 8: &ev.ToolID, 10: &ev.Status, 13: &ev.Severity, 14: &ev.Message} {
@@ -38,7 +40,7 @@ func scanEvent(b []byte) (event, bool) {
 		}
 		s, ok := jsonscan.String(v[i])
 		if !ok {
-			return event{}, false
+			return event{}, info, false
 		}
 		*p = s
 	}
@@ -48,7 +50,7 @@ func scanEvent(b []byte) (event, bool) {
 		}
 		s, ok := jsonscan.String(v[i])
 		if !ok {
-			return event{}, false
+			return event{}, info, false
 		}
 		*p = &s
 	}
@@ -57,8 +59,8 @@ func scanEvent(b []byte) (event, bool) {
 	case "true":
 		ev.Delta = true
 	default:
-		return event{}, false
+		return event{}, info, false
 	}
 	ev.Parameters, ev.Error, ev.Stats = v[9], v[12], v[15]
-	return ev, true
+	return ev, info, true
 }

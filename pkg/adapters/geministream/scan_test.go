@@ -13,7 +13,7 @@ import (
 // whenever it reads it at all.
 func checkScan(t *testing.T, b []byte) {
 	t.Helper()
-	ev, ok := scanEvent(b)
+	ev, _, ok := scanEvent(b)
 	if !ok {
 		return
 	}
