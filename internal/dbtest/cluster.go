@@ -52,7 +52,7 @@ func StartCluster(tb testing.TB) *Cluster {
 	c := &Cluster{tb: tb, ctl: ctl}
 	// Owned by the postgres user when we are root (initdb refuses root),
 	// in a directory that user can reach: not t.TempDir, which is private.
-	dir, err := os.MkdirTemp("", "agentwire-dbtest-") //nolint:usetesting // t.TempDir's parent is private to us
+	dir, err := os.MkdirTemp(reachableTemp(), "agentwire-dbtest-") //nolint:usetesting // t.TempDir is private to us
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -155,6 +155,22 @@ func (c *Cluster) ownedByPostgres() error {
 	}
 	c.owner = []string{runuser, "-u", "postgres", "--"}
 	return nil
+}
+
+// reachableTemp is the temporary directory to make the cluster in: the
+// system's ($TMPDIR), unless another user could not reach it (a private
+// TMPDIR of root's), then /tmp.
+func reachableTemp() string {
+	dir := os.TempDir()
+	for d := dir; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil || st.Mode().Perm()&0o001 == 0 {
+			return "/tmp"
+		}
+		if d == filepath.Dir(d) {
+			return dir
+		}
+	}
 }
 
 // serverBinaries finds initdb and pg_ctl where Debian installs them (the
