@@ -45,6 +45,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint
 
 test: $(GOLANGCI_LINT) ## Full suite, as CI runs it: vet, lint, race tests against Postgres
 	$(ENSURE_DB); \
+	scripts/ensure-postgres --binaries; \
 	$(VET); \
 	$(LINT); \
 	go test -race -count=1 ./...
