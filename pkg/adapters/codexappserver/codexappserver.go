@@ -22,7 +22,7 @@ import (
 const Dialect = "codex-app-server"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-app-server/2"
+const MappingVersion = "codex-app-server/3"
 
 // Raw sources: what the agent sends unasked, what it asks, and the
 // answers to requests in either direction.
@@ -134,6 +134,9 @@ type OpenTurn struct {
 	StartUsage canonical.TokenUsage `json:"startUsage"`
 	// SawUsage reports whether usage was reported during the turn.
 	SawUsage bool `json:"sawUsage,omitempty"`
+	// UserMessages are the turn's user messages: the provider item that
+	// took each text key (codexcommon.UserMessageKey).
+	UserMessages map[string]string `json:"userMessages,omitempty"`
 }
 
 // message is a JSON-RPC message; Codex omits "jsonrpc".
@@ -530,11 +533,7 @@ func (mp *mapper) itemFrame(final bool) {
 	mp.env = mp.envFor(mp.thread, mp.turn, mp.item)
 	lc := it.Lifecycle(p.Item, final)
 	if lc.ItemType == canonical.ItemTypeUserMessage && mp.turn != "" {
-		// Keyed by its text, as the rollout keys it (see
-		// codexcommon.UserMessageKey); the provider's id stays in
-		// providerRefs.
-		mp.env.ItemID = mp.em.IDs().Native(canonical.EntityItem, mp.thread, mp.turn,
-			codexcommon.UserMessageKey(lc.Content[canonical.StreamUnknown]))
+		mp.keyUserMessage(it.ID, lc.Content[canonical.StreamUnknown])
 	}
 	if final {
 		mp.completeItem(lc)
@@ -683,6 +682,26 @@ func (mp *mapper) tokenUsage() {
 		mp.st.Turns[i].SawUsage = true
 	}
 	mp.em.Emit(mp.env, out)
+}
+
+// keyUserMessage keys a user message by its text, as the rollout keys it
+// (see codexcommon.UserMessageKey); the provider's id stays in
+// providerRefs. A second message of the turn with the same text (steered
+// twice alike) keeps its provider-keyed id, as the rollout gives such a
+// copy an id of its own: the turn has two items, not one.
+func (mp *mapper) keyUserMessage(item, text string) {
+	key := codexcommon.UserMessageKey(text)
+	if i := mp.turnOpen(turnKey(mp.thread, mp.turn)); i >= 0 {
+		ot := &mp.st.Turns[i]
+		if owner, ok := ot.UserMessages[key]; ok && owner != item {
+			return
+		}
+		if ot.UserMessages == nil {
+			ot.UserMessages = map[string]string{}
+		}
+		ot.UserMessages[key] = item
+	}
+	mp.env.ItemID = mp.em.IDs().Native(canonical.EntityItem, mp.thread, mp.turn, key)
 }
 
 // --- notifications ---

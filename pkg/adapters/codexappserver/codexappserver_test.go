@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/pkg/adapters/codexappserver"
+	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -116,6 +117,27 @@ func TestMap(t *testing.T) {
 				require.Equal(t, canonical.StreamAssistantText, d.StreamKind)
 				require.Equal(t, "Hello", evs[3].Payload.(*canonical.ItemCompleted).Content[canonical.StreamAssistantText], "item/completed is authoritative")
 				require.Equal(t, canonical.TurnStateCompleted, evs[4].Payload.(*canonical.TurnCompleted).State)
+			},
+		},
+		{
+			name: "user messages are keyed by turn and text; a second one alike in the turn is an item of its own",
+			given: []string{turnStarted,
+				`{"method":"item/started","params":{"threadId":"th","turnId":"tu","item":{"type":"userMessage","id":"u1","content":[{"type":"text","text":"go on"}]}}}`,
+				`{"method":"item/completed","params":{"threadId":"th","turnId":"tu","item":{"type":"userMessage","id":"u1","content":[{"type":"text","text":"go on"}]}}}`,
+				`{"method":"item/started","params":{"threadId":"th","turnId":"tu","item":{"type":"userMessage","id":"u2","content":[{"type":"text","text":"go on"}]}}}`,
+				`{"method":"item/completed","params":{"threadId":"th","turnId":"tu","item":{"type":"userMessage","id":"u2","content":[{"type":"text","text":"go on"}]}}}`,
+				turnDone},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted,
+				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				ids := canonical.IDSpace{Tenant: evs[0].Tenant, Provider: canonical.ProviderCodex, SessionKey: "t"}
+				byText := ids.Native(canonical.EntityItem, "th", "tu", codexcommon.UserMessageKey("go on"))
+				require.Equal(t, byText, evs[1].ItemID, "keyed by text, as codex-rollout keys it")
+				require.Equal(t, byText, evs[2].ItemID)
+				require.NotEqual(t, byText, evs[3].ItemID, "the second message alike is another item")
+				require.Equal(t, evs[3].ItemID, evs[4].ItemID)
+				require.Equal(t, "u2", evs[4].ProviderRefs.ProviderItemID)
 			},
 		},
 		{

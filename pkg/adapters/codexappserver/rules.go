@@ -155,7 +155,7 @@ var _ = func() bool {
 }()
 
 var itemNotes = map[string]string{
-	"userMessage":         "user_message; content text → content.unknown (user text is no assistant stream); item id keyed by turn and text, as codex-rollout keys it (one item when both are ingested)",
+	"userMessage":         "user_message; content text → content.unknown (user text is no assistant stream); item id keyed by turn and text, as codex-rollout keys it (one item when both are ingested); a second message alike in the turn keeps an id of its own",
 	"hookPrompt":          "user_message (a prompt a hook adds for the user)",
 	"agentMessage":        "assistant_message; text → content.assistant_text",
 	"functionCallOutput":  "dynamic_tool_call (output the client supplied for a tool it ran)",

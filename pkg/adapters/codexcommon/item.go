@@ -45,9 +45,10 @@ type Item struct {
 // the rollout (there the response item's id is not the item's, and older
 // versions give the message none), so both adapters key it by its text:
 // a tap and the rollout log of one run then describe one item, not two.
-// Two messages of one turn with the same text would be one item; Codex
-// takes one message per turn (more only when steered), so that is left
-// alone rather than counted in both adapters' state.
+// Only the first message of a turn with a given text takes this key: a
+// second one alike (a turn steered twice the same way) keeps an id of its
+// own in each adapter, so it is its own item, though a tap and a rollout
+// then tell it as two.
 func UserMessageKey(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return "user-message:" + hex.EncodeToString(sum[:12])
