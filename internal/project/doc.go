@@ -18,7 +18,9 @@
 // # Exactly once
 //
 // A worker applies a batch in one transaction that also records, per
-// session, the last RUNTIME sequence applied (projector_checkpoints); the
+// session, the last RUNTIME sequence applied (projector_checkpoints, kept
+// per consumer and RUNTIME stream: a stream made anew counts from 1 again,
+// and its events are not measured against the old one's checkpoints); the
 // events are acked only after it commits, and the commit is durable even
 // on a server tuned with synchronous_commit = off (the transaction turns
 // it on for itself), so a Postgres crash cannot lose an acked event. An event at or below its

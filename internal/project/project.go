@@ -191,6 +191,10 @@ func (p *Projector) runOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	l, err := p.lease(ctx, lock)
+	if err != nil {
+		return err
+	}
 	p.active.Store(true)
 	defer p.active.Store(false)
 	// Events delivered to a previous life and not acked come again in
@@ -207,8 +211,7 @@ func (p *Projector) runOnce(ctx context.Context) error {
 	workers := make([]*worker, p.cfg.Workers)
 	var wg sync.WaitGroup
 	for i := range workers {
-		workers[i] = &worker{p: p, in: make(chan jetstream.Msg, p.cfg.BatchSize), outer: ctx, run: run,
-			fence: lock.PgConn().PID(), lost: cancel}
+		workers[i] = &worker{p: p, in: make(chan jetstream.Msg, p.cfg.BatchSize), outer: ctx, run: run, lease: l, lost: cancel}
 		wg.Go(workers[i].loop)
 	}
 	err = p.dispatch(run, cons, workers)
@@ -225,6 +228,26 @@ func (p *Projector) runOnce(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// lease is this run's lease: the lock's backend, and the checkpoints' key
+// for the RUNTIME stream as it is now. The checkpoints of the consumer's
+// earlier streams are deleted: they can only skip events.
+func (p *Projector) lease(ctx context.Context, lock *pgx.Conn) (lease, error) {
+	st, err := p.layout.JS.Stream(ctx, bus.RuntimeStream)
+	if err != nil {
+		return lease{}, fmt.Errorf("stream %s: %w", bus.RuntimeStream, err)
+	}
+	l := lease{fence: lock.PgConn().PID(), checkpoints: p.cfg.Consumer + "@" + st.CachedInfo().Created.UTC().Format(time.RFC3339Nano)}
+	tag, err := lock.Exec(ctx, `DELETE FROM projector_checkpoints
+		WHERE (consumer = $1 OR left(consumer, length($1) + 1) = $1 || '@') AND consumer <> $2`, p.cfg.Consumer, l.checkpoints)
+	if err != nil {
+		return lease{}, classify(fmt.Errorf("drop the checkpoints of earlier streams: %w", err))
+	}
+	if n := tag.RowsAffected(); n > 0 {
+		p.log.Info("RUNTIME was made anew; dropped the checkpoints of the earlier stream", "consumer", p.cfg.Consumer, "sessions", n)
+	}
+	return l, nil
 }
 
 // watch ends the run when the lock's connection dies (Postgres restarted:

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -277,6 +278,57 @@ func TestStandby(t *testing.T) {
 	var tenants int
 	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT count(DISTINCT tenant_id) FROM sessions`).Scan(&tenants))
 	require.Equal(t, 2, tenants)
+}
+
+// TestStreamMadeAnew: the first half of every recording is projected, the
+// RUNTIME stream is lost and made anew (its sequences start from 1 again)
+// and the second half published to it; a projector started then applies
+// all of it, as if nothing had happened: the old stream's checkpoints must
+// not skip the new one's events. A NATS restart keeps the stream and its
+// checkpoints.
+func TestStreamMadeAnew(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var first, second []recording
+	for _, r := range recordings(t, "acme") {
+		h := len(r.events) / 2
+		a, b := r, r
+		a.events, b.events = r.events[:h], r.events[h:]
+		first, second = append(first, a), append(second, b)
+	}
+	run := func() {
+		p := project.New(e.pool, e.layout, project.Config{BatchSize: 16, Workers: 2}, quiet())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		e.waitApplied("")
+		cancel()
+		require.NoError(t, <-done)
+	}
+	keys := func() []string {
+		rows, err := e.pool.Query(context.Background(), `SELECT DISTINCT consumer FROM projector_checkpoints ORDER BY 1`)
+		require.NoError(t, err)
+		ks, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return ks
+	}
+	e.publish(first, 1)
+	run()
+	before := keys()
+	require.Len(t, before, 1)
+	e.srv = natstest.Restart(t, e.srv)
+	e.connectNATS()
+	run()
+	require.Equal(t, before, keys(), "a NATS restart changed the checkpoints' key")
+
+	require.NoError(t, e.layout.JS.DeleteStream(context.Background(), bus.RuntimeStream))
+	e.connectNATS() // makes RUNTIME anew
+	e.publish(second, 1)
+	run()
+	requireGolden(t, e.dump())
+	after := keys()
+	require.Len(t, after, 1, "the old stream's checkpoints are left behind")
+	require.NotEqual(t, before, after)
 }
 
 // TestNATSRestart: the NATS server restarts mid-run.

@@ -48,11 +48,21 @@ type worker struct {
 	in    chan jetstream.Msg
 	outer context.Context //nolint:containedctx // cancelled on shutdown: drain what is in hand
 	run   context.Context //nolint:containedctx // cancelled on shutdown or when the run is lost: abandon
-	// fence is the backend of the connection holding the projector's lock;
-	// every batch checks that it still does before committing.
-	fence uint32
+	lease lease
 	lost  context.CancelCauseFunc // ends the run
 	err   error
+}
+
+// lease is what one run of the consume loop holds.
+type lease struct {
+	// fence is the backend of the connection holding the projector's
+	// lock; every batch checks that it still does before committing.
+	fence uint32
+	// checkpoints is the key the run's checkpoints are kept under: the
+	// consumer and the RUNTIME stream's creation time. A stream made anew
+	// (its store lost or deleted) counts sequences from 1 again, and the
+	// old stream's checkpoints would skip its events.
+	checkpoints string
 }
 
 type decoded struct {
@@ -134,7 +144,7 @@ func (w *worker) process(msgs []jetstream.Msg) {
 	backoff := 100 * time.Millisecond
 	var drainStart time.Time
 	for {
-		out, err := p.apply(ctx, batch, careful, w.fence)
+		out, err := p.apply(ctx, batch, careful, w.lease)
 		if err == nil {
 			p.stats.Batches.Add(1)
 			p.stats.Applied.Add(uint64(out.applied)) //nolint:gosec // counts are non-negative
@@ -226,19 +236,19 @@ RETURNING tenant_id, event_id::text`
 // applied already, the transaction is rolled back and the batch applied
 // again knowing which events are new.
 //
-// fence is the backend holding the projector's lock: a batch commits only
-// if it still does. Workers outlive a lost lock by up to the watcher's
+// l.fence is the backend holding the projector's lock: a batch commits
+// only if it still does. Workers outlive a lost lock by up to the watcher's
 // ping interval, and a standby may take the lock meanwhile; two projectors
 // consuming at once would split a session's events between them, and the
 // one behind would skip what the other's checkpoint passed.
-func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool, fence uint32) (outcome, error) {
+func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool, l lease) (outcome, error) {
 	mode := applyOptimistic
 	if careful {
 		mode = applyCareful
 	}
-	out, err := p.applyTx(ctx, batch, mode, fence)
+	out, err := p.applyTx(ctx, batch, mode, l)
 	if errors.Is(err, errAlreadyApplied) {
-		return p.applyTx(ctx, batch, applyExact, fence)
+		return p.applyTx(ctx, batch, applyExact, l)
 	}
 	return out, err
 }
@@ -254,7 +264,7 @@ const (
 // errAlreadyApplied: an optimistic batch held an event applied already.
 var errAlreadyApplied = errors.New("the batch holds an event applied already")
 
-func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMode, fence uint32) (outcome, error) {
+func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMode, l lease) (outcome, error) {
 	var out outcome
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
@@ -274,7 +284,7 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 	}
 	var applied map[key]uint64
 	if mode != applyOptimistic {
-		if applied, err = checkpoints(ctx, tx, p.cfg.Consumer, first); err != nil {
+		if applied, err = checkpoints(ctx, tx, l.checkpoints, first); err != nil {
 			return out, err
 		}
 	}
@@ -312,7 +322,7 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 		// in the log, and COPY refused it above. This catches one the
 		// checkpoints have passed that is not in the log (dead-lettered),
 		// in the same round trip as the writes.
-		queueBehind(b, p.cfg.Consumer, first, &behind)
+		queueBehind(b, l.checkpoints, first, &behind)
 	case applyExact:
 		isNew := map[key]bool{}
 		logged := &pgx.Batch{}
@@ -346,14 +356,14 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 		}
 	}
 	w.queue(b)
-	queueCheckpoints(b, p.cfg.Consumer, last)
+	queueCheckpoints(b, l.checkpoints, last)
 	held := false
-	b.Queue(lockHeld, p.cfg.Consumer, fence).QueryRow(func(row pgx.Row) error { return row.Scan(&held) })
+	b.Queue(lockHeld, p.cfg.Consumer, l.fence).QueryRow(func(row pgx.Row) error { return row.Scan(&held) })
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return out, classify(err)
 	}
 	if !held {
-		return out, fmt.Errorf("%w: backend %d no longer holds it", errLockLost, fence)
+		return out, fmt.Errorf("%w: backend %d no longer holds it", errLockLost, l.fence)
 	}
 	if behind > 0 {
 		return out, errAlreadyApplied
