@@ -43,3 +43,33 @@ func FuzzFold(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFoldOrder folds valid events in any order, repeated or left out:
+// each byte of the input picks a recorded event (two bytes, little end
+// first, so every one is reachable). Deltas before their item, an item
+// completed twice, a turn that never started: folding must take them all
+// without panicking, as redelivery and partial logs produce them.
+func FuzzFoldOrder(f *testing.F) {
+	msgs := recordedMsgs(f)
+	events := make([]canonical.Event, len(msgs))
+	for i, m := range msgs {
+		e, err := canonical.DecodeEnvelope(m.Data)
+		if err != nil {
+			f.Fatal(err)
+		}
+		events[i] = e
+	}
+	f.Add([]byte{0, 0, 1, 0, 2, 0})
+	f.Add([]byte{5, 0, 4, 0, 3, 0, 2, 0, 1, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, picks []byte) {
+		var batch []canonical.Event
+		for i := 0; i+1 < len(picks); i += 2 {
+			batch = append(batch, events[(int(picks[i])|int(picks[i+1])<<8)%len(events)])
+		}
+		w := newWrites()
+		for i := range batch {
+			w.fold(&batch[i])
+		}
+		w.queue(&pgx.Batch{})
+	})
+}
