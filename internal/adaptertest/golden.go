@@ -38,6 +38,9 @@ func ReadLines(tb testing.TB, path string) [][]byte {
 	return out
 }
 
+// superuserHome is the superuser's home directory on Linux.
+const superuserHome = "/root"
+
 // machinePaths are the spellings of home and scratch directories in the
 // public transcripts the goldens are made from, and what a golden says
 // instead: goldens are committed, and quote no one's machine.
@@ -47,7 +50,7 @@ var machinePaths = []struct {
 }{
 	// A user's home: macOS's and Linux's, or the superuser's (a directory
 	// only when a slash follows: "</root>" and "layouts/root.html" are not).
-	{regexp.MustCompile(`/(?:(?:Users|home)/[A-Za-z][A-Za-z0-9._-]*|root(?P<sep>/))`), []byte(homePlaceholder + "${sep}")},
+	{regexp.MustCompile(`/(?:(?:Users|home)/[A-Za-z][A-Za-z0-9._-]*|` + superuserHome[1:] + `(?P<sep>/))`), []byte(homePlaceholder + "${sep}")},
 	{regexp.MustCompile(`/(?:private/)?tmp/`), []byte("/SCRATCH/")},
 }
 

@@ -9,7 +9,7 @@ func TestScrubPaths(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{`{"cwd":"/Users/ann/src/x"}`, `{"cwd":"/home/USER/src/x"}`},
 		{`{"cwd":"/home/bob.smith/x"}`, `{"cwd":"/home/USER/x"}`},
-		{`{"cwd":"/root/.codex/s"}`, `{"cwd":"/home/USER/.codex/s"}`},
+		{`{"cwd":"` + superuserHome + `/.codex/s"}`, `{"cwd":"/home/USER/.codex/s"}`},
 		{`{"f":"/tmp/a","g":"/private/tmp/b"}`, `{"f":"/SCRATCH/a","g":"/SCRATCH/b"}`},
 		{`<root>/SCRATCH/p</root> layouts/root.html /home/.codex/x`, `<root>/SCRATCH/p</root> layouts/root.html /home/.codex/x`},
 	}

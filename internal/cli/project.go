@@ -96,7 +96,7 @@ func newProjector(ctx context.Context, pool *pgxpool.Pool, nc *nats.Conn, layout
 			return float64(n)
 		}))
 	obs.natsConnected(nc)
-	obs.checks = append(obs.checks, p.Health, func() error {
+	obs.check(p.Health, func() error {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		if err := pool.Ping(ctx); err != nil {

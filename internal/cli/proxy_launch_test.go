@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -24,11 +23,7 @@ import (
 func TestProxyStartsWithoutNATS(t *testing.T) {
 	t.Parallel()
 
-	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	addr := "127.0.0.1:" + strconv.Itoa(port)
+	addr := freeAddr(t)
 
 	type outcome struct{ r result }
 	done := make(chan outcome, 1)
@@ -73,10 +68,7 @@ func TestProxyStartsWithoutNATS(t *testing.T) {
 func TestProxyLeftFramesFlush(t *testing.T) {
 	t.Parallel()
 
-	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	addr := freeAddr(t)
 	url := "nats://" + addr
 	bufDir := t.TempDir()
 

@@ -101,9 +101,12 @@ func (o *observer) counters(subsystem string, counters map[string]*atomic.Uint64
 	}
 }
 
+// check adds health checks; call it before serve.
+func (o *observer) check(checks ...func() error) { o.checks = append(o.checks, checks...) }
+
 // natsConnected is the health check of a service's NATS connection.
 func (o *observer) natsConnected(nc *nats.Conn) {
-	o.checks = append(o.checks, func() error {
+	o.check(func() error {
 		if !nc.IsConnected() {
 			return fmt.Errorf("NATS is %s", nc.Status())
 		}

@@ -115,14 +115,12 @@ func (p *Projector) Health() error {
 // Backlog is how many RUNTIME events the projector's consumer has yet to
 // see acked: not delivered yet, or delivered and not committed.
 func (p *Projector) Backlog(ctx context.Context) (uint64, error) {
+	// Looking the consumer up fetches its info: one request, not two.
 	c, err := p.layout.JS.Consumer(ctx, bus.RuntimeStream, p.cfg.Consumer)
 	if err != nil {
 		return 0, fmt.Errorf("consumer %s: %w", p.cfg.Consumer, err)
 	}
-	ci, err := c.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("consumer %s: %w", p.cfg.Consumer, err)
-	}
+	ci := c.CachedInfo()
 	return ci.NumPending + uint64(ci.NumAckPending), nil //nolint:gosec // a count
 }
 

@@ -312,10 +312,8 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 			}
 			return out, classify(err)
 		}
-		for _, d := range fresh {
-			if err := p.fold(w, &d.ev); err != nil {
-				return out, err
-			}
+		if err := p.fold(w, len(fresh), func(i int) *canonical.Event { return &fresh[i].ev }); err != nil {
+			return out, err
 		}
 		out.applied = len(fresh)
 		// The checkpoints were not read first: an event applied already is
@@ -330,15 +328,16 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 		if err := tx.SendBatch(ctx, logged).Close(); err != nil {
 			return out, classify(err)
 		}
-		for _, d := range fresh {
-			if !isNew[key{d.ev.Tenant, d.ev.EventID}] {
-				out.skipped++
-				continue
+		err := p.fold(w, len(fresh), func(i int) *canonical.Event {
+			if d := fresh[i]; isNew[key{d.ev.Tenant, d.ev.EventID}] {
+				out.applied++
+				return &d.ev
 			}
-			if err := p.fold(w, &d.ev); err != nil {
-				return out, err
-			}
-			out.applied++
+			out.skipped++
+			return nil
+		})
+		if err != nil {
+			return out, err
 		}
 	case applyCareful:
 		for _, d := range fresh {
@@ -470,7 +469,7 @@ func (p *Projector) applyOne(ctx context.Context, tx pgx.Tx, d *decoded) (applie
 		return false, "", classify(sp.Commit(ctx))
 	}
 	w := newWrites()
-	if err := p.fold(w, &d.ev); err != nil {
+	if err := p.fold(w, 1, func(int) *canonical.Event { return &d.ev }); err != nil {
 		return fail(err)
 	}
 	b = &pgx.Batch{}
@@ -484,21 +483,29 @@ func (p *Projector) applyOne(ctx context.Context, tx pgx.Tx, d *decoded) (applie
 	return true, "", nil
 }
 
-// fold folds e into w. A panic there is a bug of the projector's own; it
-// is caught and returned as a permanent error, so that the event is
+// fold folds event(0) to event(n-1) into w, skipping nil. A panic there
+// is a bug of the projector's own; it is caught once for the whole batch
+// and returned as a permanent error: the batch is then applied event by
+// event (applyOne folds one at a time), and the event that panics is
 // dead-lettered with the reason (and logged with the stack) rather than
 // stopping the projector on it after every restart.
-func (p *Projector) fold(w *writes, e *canonical.Event) (err error) {
+func (p *Projector) fold(w *writes, n int, event func(i int) *canonical.Event) (err error) {
+	var e *canonical.Event
 	defer func() {
 		if r := recover(); r != nil {
 			p.log.Error("projector bug: folding an event panicked", "event", e.EventID, "type", e.Type(), "panic", r, "stack", string(debug.Stack()))
 			err = fmt.Errorf("%w: projector bug: folding %s panicked: %v", errPermanent, e.Type(), r)
 		}
 	}()
-	if p.cfg.foldHook != nil {
-		p.cfg.foldHook(e)
+	for i := range n {
+		if e = event(i); e == nil {
+			continue
+		}
+		if p.cfg.foldHook != nil {
+			p.cfg.foldHook(e)
+		}
+		w.fold(e)
 	}
-	w.fold(e)
 	return nil
 }
 
