@@ -41,7 +41,7 @@ import (
 type column struct {
 	name string
 	// typ is the element type of the column's parameter array: text
-	// (also for uuid and jsonb, cast by value), int8, int4, float8 or
+	// (also for uuid and jsonb, cast by value), int8, int4, numeric or
 	// timestamptz.
 	typ string
 	// value is what is inserted, an expression over x.<name>; default
@@ -291,7 +291,7 @@ var turnCols, turnSets = shared("t", slices.Concat([]column{
 	{name: "error_message", typ: "text", kind: kindLatest},
 	{name: "error_class", typ: "text", kind: kindLatest},
 }, usageColumns(), []column{
-	{name: "cost_usd", typ: "float8", kind: kindLatest},
+	{name: "cost_usd", typ: "numeric", kind: kindLatest},
 	{name: "duration_ms", typ: "int8", kind: kindLatest},
 	{name: "plan", typ: "text", value: "x.plan::jsonb", kind: kindLatest},
 	{name: "plan_explanation", typ: "text", kind: kindLatest},
@@ -452,7 +452,7 @@ INSERT INTO usage_ledger AS u (tenant_id, turn_id, model, provider, session_id, 
 SELECT DISTINCT ON (x.t, x.turn::uuid, m.model) x.t, x.turn::uuid, m.model, x.p, x.s::uuid, x.th::uuid, x.at,
     x.i, x.ci, x.cw, x.o, x.r, x.c
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-    $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::float8[]) AS x(t, turn, mo, p, s, th, at, i, ci, cw, o, r, c)
+    $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::numeric[]) AS x(t, turn, mo, p, s, th, at, i, ci, cw, o, r, c)
 CROSS JOIN LATERAL (SELECT coalesce(nullif(x.mo, ''),
         (SELECT model FROM turns WHERE tenant_id = x.t AND turn_id = x.turn::uuid),
         (SELECT model FROM sessions WHERE tenant_id = x.t AND session_id = x.s::uuid), 'unknown') AS model) m
@@ -516,7 +516,7 @@ func (r *rows) reset() {
 			r.cols[i] = []*int64{}
 		case "int4":
 			r.cols[i] = []*int32{}
-		case "float8":
+		case "float8", "numeric":
 			r.cols[i] = []*float64{}
 		case "timestamptz":
 			r.cols[i] = []*time.Time{}
@@ -794,7 +794,7 @@ func (w *writes) queue(b *pgx.Batch) {
 	}
 	rs.queueTo(b, insertRates)
 
-	rs = newRowsOf("text", "text", "text", "text", "text", "text", "timestamptz", "int8", "int8", "int8", "int8", "int8", "float8")
+	rs = newRowsOf("text", "text", "text", "text", "text", "text", "timestamptz", "int8", "int8", "int8", "int8", "int8", "numeric")
 	for _, k := range sortedKeys(w.ledger, func(a, b ledgerKey) int {
 		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.turn, b.turn), cmp.Compare(a.model, b.model), cmp.Compare(a.session, b.session))
 	}) {

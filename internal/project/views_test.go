@@ -15,8 +15,11 @@ import (
 )
 
 // fixture is two turns of one Codex session on two days of March 2026:
-// a successful Bash call approved in 500 ms, then a failed one declined
-// in 1500 ms, and two unmapped frames.
+// a successful Bash call (2 s) approved in 500 ms, costing $0.1, then a
+// failed one (1.004 s) declined in 1500 ms, costing $0.2, and two unmapped
+// frames. The figures are chosen so that floating point would show:
+// 0.1 + 0.2 is 0.30000000000000004 in float8, and the calls' p95 is
+// 1950.1999999999998.
 func fixture(tenant string) recording {
 	ids := canonical.IDSpace{Tenant: tenant, Provider: canonical.ProviderCodex, SessionKey: "fixture"}
 	sid := ids.IngestSession()
@@ -47,10 +50,10 @@ func fixture(tenant string) recording {
 		add(ms(int(dur)), tid, "", "", &canonical.TurnCompleted{State: state, ErrorMessage: errMsg, Usage: &u, TotalCostUSD: &cost, DurationMs: &dur})
 	}
 	turn(1, day1, &code0, canonical.ItemStatusCompleted, 2000, 500, "accept", canonical.TurnStateCompleted, "",
-		canonical.TokenUsage{InputTokens: 100, CachedInputTokens: 50, OutputTokens: 10, ReasoningOutputTokens: 2}, 0.5, 4000)
+		canonical.TokenUsage{InputTokens: 100, CachedInputTokens: 50, OutputTokens: 10, ReasoningOutputTokens: 2}, 0.1, 4000)
 	day2 := day1.Add(24 * time.Hour)
-	turn(2, day2, &code1, canonical.ItemStatusFailed, 1000, 1500, "decline", canonical.TurnStateFailed, "boom",
-		canonical.TokenUsage{InputTokens: 200, OutputTokens: 20}, 1.0, 2000)
+	turn(2, day2, &code1, canonical.ItemStatusFailed, 1004, 1500, "decline", canonical.TurnStateFailed, "boom",
+		canonical.TokenUsage{InputTokens: 200, OutputTokens: 20}, 0.2, 2000)
 	for range 2 {
 		add(day2.Add(time.Minute), "", "", "", &canonical.RuntimeWarning{Message: "unmapped codex-exec frame kind weird",
 			Detail: json.RawMessage(`{"dialect":"codex-exec","kind":"weird"}`)})
@@ -70,42 +73,45 @@ func TestViews(t *testing.T) {
 		require.NoError(t, e.pool.QueryRow(ctx, sql).Scan(dst...), sql)
 	}
 
+	// Figures are compared as Postgres prints them: what an analyst sees.
 	var days, turns int
 	var in, cached, out, total int64
-	var cost float64
+	var cost string
 	q(`SELECT count(*), sum(turns) FROM usage_by_day WHERE tenant_id = 'acme'`, &days, &turns)
 	require.Equal(t, []int{2, 2}, []int{days, turns})
-	q(`SELECT input_tokens, cached_input_tokens, output_tokens, cost_usd FROM usage_by_day WHERE day = '2026-03-10'`, &in, &cached, &out, &cost)
+	q(`SELECT input_tokens, cached_input_tokens, output_tokens, cost_usd::text FROM usage_by_day WHERE day = '2026-03-10'`, &in, &cached, &out, &cost)
 	require.Equal(t, []int64{100, 50, 10}, []int64{in, cached, out})
-	require.InDelta(t, 0.5, cost, 1e-9)
-	q(`SELECT turns, input_tokens, output_tokens, total_tokens, cost_usd FROM usage_by_month WHERE month = '2026-03-01' AND model = 'gpt-x' AND provider = 'codex'`,
+	require.Equal(t, "0.1", cost)
+	q(`SELECT turns, input_tokens, output_tokens, total_tokens, cost_usd::text FROM usage_by_month WHERE month = '2026-03-01' AND model = 'gpt-x' AND provider = 'codex'`,
 		&turns, &in, &out, &total, &cost)
 	require.Equal(t, []int64{2, 300, 30, 380}, []int64{int64(turns), in, out, total})
-	require.InDelta(t, 1.5, cost, 1e-9)
-	q(`SELECT turns, total_tokens, cost_usd FROM usage_by_session WHERE session_model = 'gpt-x'`, &turns, &total, &cost)
+	require.Equal(t, "0.3", cost)
+	q(`SELECT turns, total_tokens, cost_usd::text FROM usage_by_session WHERE session_model = 'gpt-x'`, &turns, &total, &cost)
 	require.Equal(t, []int64{2, 380}, []int64{int64(turns), total})
-	require.InDelta(t, 1.5, cost, 1e-9)
+	require.Equal(t, "0.3", cost)
+	q(`SELECT sum(cost_usd)::text FROM turns WHERE tenant_id = 'acme'`, &cost)
+	require.Equal(t, "0.3", cost)
 
 	var calls, ok, failed int
-	var rate, p50, p95 float64
-	q(`SELECT calls, succeeded, failed, success_rate, p50_ms, p95_ms FROM tool_calls_by_tool WHERE tool = 'Bash'`, &calls, &ok, &failed, &rate, &p50, &p95)
+	var rate, p50, p95 string
+	q(`SELECT calls, succeeded, failed, success_rate::text, p50_ms::text, p95_ms::text FROM tool_calls_by_tool WHERE tool = 'Bash'`, &calls, &ok, &failed, &rate, &p50, &p95)
 	require.Equal(t, []int{2, 1, 1}, []int{calls, ok, failed})
-	require.InDelta(t, 0.5, rate, 1e-9)
-	require.InDelta(t, 1500, p50, 1e-6)
-	require.InDelta(t, 1950, p95, 1e-6)
+	require.Equal(t, []string{"0.5000", "1502.000", "1950.200"}, []string{rate, p50, p95})
 
-	for decision, want := range map[string]float64{"accept": 500, "decline": 1500} {
+	for decision, want := range map[string]string{"accept": "500.000", "decline": "1500.000"} {
 		var n int
-		q(`SELECT requests, p50_latency_ms FROM approvals WHERE request_type = 'command_execution_approval' AND decision = '`+decision+`'`, &n, &p50)
+		var avg string
+		q(`SELECT requests, avg_latency_ms::text, p50_latency_ms::text FROM approvals WHERE request_type = 'command_execution_approval' AND decision = '`+decision+`'`, &n, &avg, &p50)
 		require.Equal(t, 1, n)
-		require.InDelta(t, want, p50, 1e-6, decision)
+		require.Equal(t, []string{want, want}, []string{avg, p50}, decision)
 	}
 
-	for state, want := range map[string]float64{"completed": 4000, "failed": 2000} {
+	for state, want := range map[string]string{"completed": "4000.000", "failed": "2000.000"} {
 		var n int
-		q(`SELECT turns, p50_ms FROM turn_durations WHERE model = 'gpt-x' AND state = '`+state+`'`, &n, &p50)
+		var maxMs string
+		q(`SELECT turns, p50_ms::text, max_ms::text FROM turn_durations WHERE model = 'gpt-x' AND state = '`+state+`'`, &n, &p50, &maxMs)
 		require.Equal(t, 1, n)
-		require.InDelta(t, want, p50, 1e-6, state)
+		require.Equal(t, []string{want, want}, []string{p50, maxMs}, state)
 	}
 	var reason string
 	var n int
