@@ -85,6 +85,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"schema", "--out", "/dev/null/x"}, ExitError, "write schemas"},
 		{[]string{"up", "--duplicate-window", "-1s"}, ExitUsage, "the duplicate window must not be negative"},
 		{[]string{"normalize", "--memory-limit", "1.5GiB"}, ExitUsage, `--memory-limit "1.5GiB": use a whole number`},
+		{[]string{"project", "--project-workers", "0"}, ExitUsage, "--project-workers must be between 1 and 64, got 0"},
+		{[]string{"up", "--project-workers", "100"}, ExitUsage, "--project-workers must be between 1 and 64, got 100"},
+		// Partitions are pinned to normalizer workers: nothing the projector has.
+		{[]string{"project", "--pinned-ttl", "5s"}, ExitUsage, "unknown flag: --pinned-ttl"},
 	}
 	for _, tt := range tests {
 		r := run(t, tt.args...)
@@ -92,6 +96,26 @@ func TestUsageErrors(t *testing.T) {
 		require.Contains(t, r.stderr, tt.msg, tt.args)
 		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "errors are one line: %q", r.stderr)
 		require.Empty(t, r.stdout)
+	}
+}
+
+// TestServiceFlagHelp: a flag the services share says what it does in
+// the command at hand.
+func TestServiceFlagHelp(t *testing.T) {
+	t.Parallel()
+	for cmd, want := range map[string][]string{
+		"normalize": {"frames a normalizer partition fetches at a time", "a delivered frame waits", "--pinned-ttl", "127.0.0.1:9464"},
+		"project":   {"events the projector applies in one transaction", "a delivered event waits", "127.0.0.1:9465"},
+		"up":        {"frames a normalizer partition fetches at a time, and events the projector applies", "a delivered frame or event waits", "--pinned-ttl"},
+	} {
+		r := run(t, cmd, "--help")
+		require.Zero(t, r.code, cmd)
+		for _, w := range want {
+			require.Contains(t, r.stdout, w, cmd)
+		}
+		if cmd == "project" {
+			require.NotContains(t, r.stdout, "normalizer partition")
+		}
 	}
 }
 

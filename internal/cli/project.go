@@ -28,7 +28,18 @@ type databaseFlags struct {
 
 func (f *databaseFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.url, "database-url", os.Getenv("DATABASE_URL"), "Postgres to project into (default $DATABASE_URL)")
-	cmd.Flags().IntVar(&f.workers, "project-workers", 4, "sessions the projector applies in parallel")
+	cmd.Flags().IntVar(&f.workers, "project-workers", 4, "sessions the projector applies in parallel, each on a connection of its own")
+}
+
+// maxProjectWorkers bounds --project-workers: each worker holds a
+// Postgres connection, and a server allows 100 by default.
+const maxProjectWorkers = 64
+
+func (f *databaseFlags) validate() error {
+	if f.workers < 1 || f.workers > maxProjectWorkers {
+		return Usagef("--project-workers must be between 1 and %d, got %d", maxProjectWorkers, f.workers)
+	}
+	return nil
 }
 
 // openDatabase connects a pool sized for the projector's workers and
@@ -155,6 +166,9 @@ Metrics and health: http://127.0.0.1:9465/metrics and /healthz (--metrics-listen
 			if err := f.start(cmd); err != nil {
 				return err
 			}
+			if err := db.validate(); err != nil {
+				return err
+			}
 			if db.url == "" {
 				return Usagef("project: no database: pass --database-url or set DATABASE_URL")
 			}
@@ -187,7 +201,7 @@ Metrics and health: http://127.0.0.1:9465/metrics and /healthz (--metrics-listen
 			return err
 		},
 	}
-	f.register(cmd.Flags(), true, projectMetricsAt)
+	f.register(cmd.Flags(), serviceProject)
 	db.register(cmd)
 	return cmd
 }

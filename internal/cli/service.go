@@ -37,10 +37,26 @@ const (
 	projectMetricsAt   = "127.0.0.1:9465"
 )
 
-func (f *serviceFlags) register(fs *pflag.FlagSet, withURL bool, metricsAt string) {
-	if withURL {
-		fs.StringVar(&f.natsURL, "nats-url", bus.DefaultURL, "NATS server to use")
+// serviceKind is which of the long-running commands a flag set belongs to: a
+// flag's help says what it does in that command, and a flag that would do
+// nothing there is not offered.
+type serviceKind int
+
+const (
+	serviceNormalize serviceKind = iota
+	serviceProject
+	serviceUp // normalizer and projector in one process
+)
+
+func (f *serviceFlags) register(fs *pflag.FlagSet, s serviceKind) {
+	metricsAt, delivered, batch := normalizeMetricsAt, "frame", "frames a normalizer partition fetches at a time"
+	switch s {
+	case serviceProject:
+		metricsAt, delivered, batch = projectMetricsAt, "event", "events the projector applies in one transaction, at most"
+	case serviceUp:
+		delivered, batch = "frame or event", "frames a normalizer partition fetches at a time, and events the projector applies in one transaction, at most"
 	}
+	fs.StringVar(&f.natsURL, "nats-url", bus.DefaultURL, "NATS server to use")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.metrics, "metrics-listen", metricsAt, "address of /metrics (Prometheus) and /healthz; empty turns them off")
 	fs.IntVar(&f.bus.Replicas, "replicas", 1, "replicas of the streams (3 in a cluster)")
@@ -49,9 +65,11 @@ func (f *serviceFlags) register(fs *pflag.FlagSet, withURL bool, metricsAt strin
 	fs.DurationVar(&f.bus.RuntimeMaxAge, "runtime-max-age", 0, "how long RUNTIME keeps events (0: forever)")
 	fs.DurationVar(&f.bus.DuplicateWindow, "duplicate-window", 10*time.Minute,
 		"how long RAW and RUNTIME remember message ids to drop re-sent frames and re-published events; must outlast a normalizer restart, and costs memory in proportion to the rate")
-	fs.DurationVar(&f.bus.PinnedTTL, "pinned-ttl", 10*time.Second, "how soon a partition moves from a vanished worker to another")
-	fs.DurationVar(&f.bus.AckWait, "ack-wait", 30*time.Second, "how long a delivered frame waits for its ack before redelivery (after a worker crash)")
-	fs.IntVar(&f.batch, "batch", 256, "frames a normalizer partition fetches at a time")
+	if s != serviceProject {
+		fs.DurationVar(&f.bus.PinnedTTL, "pinned-ttl", 10*time.Second, "how soon a partition moves from a vanished normalizer worker to another")
+	}
+	fs.DurationVar(&f.bus.AckWait, "ack-wait", 30*time.Second, "how long a delivered "+delivered+" waits for its ack before redelivery (after a worker crash)")
+	fs.IntVar(&f.batch, "batch", 256, batch)
 	fs.StringVar(&f.memLimit, "memory-limit", defaultMemoryLimit, memoryLimitUsage)
 }
 
@@ -216,7 +234,7 @@ func newNormalizeCommand() *cobra.Command {
 			return runNormalizer(ctx, nc, layout, &f, newObserver(), log)
 		},
 	}
-	f.register(cmd.Flags(), true, normalizeMetricsAt)
+	f.register(cmd.Flags(), serviceNormalize)
 	return cmd
 }
 

@@ -40,6 +40,9 @@ Metrics and health: http://127.0.0.1:9464/metrics and /healthz (--metrics-listen
 			if err := f.start(cmd); err != nil {
 				return err
 			}
+			if err := db.validate(); err != nil {
+				return err
+			}
 			log, err := f.logger(cmd.ErrOrStderr(), "up")
 			if err != nil {
 				return err
@@ -83,7 +86,7 @@ Metrics and health: http://127.0.0.1:9464/metrics and /healthz (--metrics-listen
 			return runNormalizer(ctx, nc, layout, &f, obs, log.With("component", "normalize"))
 		},
 	}
-	f.register(cmd.Flags(), true, normalizeMetricsAt)
+	f.register(cmd.Flags(), serviceUp)
 	db.register(cmd)
 	cmd.Flags().StringVar(&listen, "nats-listen", "127.0.0.1:4222", "address of the embedded NATS server")
 	cmd.Flags().StringVar(&dataDir, "data-dir", ".agentwire", "directory of the embedded JetStream store")
