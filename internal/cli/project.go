@@ -24,11 +24,14 @@ import (
 type databaseFlags struct {
 	url     string
 	workers int
+	rebuild bool
 }
 
 func (f *databaseFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.url, "database-url", os.Getenv("DATABASE_URL"), "Postgres to project into (default $DATABASE_URL)")
 	cmd.Flags().IntVar(&f.workers, "project-workers", 4, "sessions the projector applies in parallel, each on a connection of its own")
+	cmd.Flags().BoolVar(&f.rebuild, "rebuild", false,
+		"first empty the event log and the projections and rebuild them from RUNTIME's first event (after a projector fix); waits for a running projector to stop, and refuses if RUNTIME lost events. Once: a service restarted with it rebuilds again")
 }
 
 // maxProjectWorkers bounds --project-workers: each worker holds a
@@ -128,13 +131,29 @@ var projectMetricHelp = map[string]string{
 	"restarts":      "Restarts of the consume loop (Postgres, NATS or the lock lost).",
 }
 
-// runProjector projects until ctx ends, logging progress.
-func runProjector(ctx context.Context, p *project.Projector, workers int, log *slog.Logger) error {
-	log.Info("projector running", "workers", workers)
+// runProjector projects until ctx ends, logging progress; with rebuild,
+// it first empties the projections and rebuilds them from RUNTIME's first
+// event, saying how far the rebuild is until it has caught up.
+func runProjector(ctx context.Context, p *project.Projector, db databaseFlags, log *slog.Logger) error {
+	var rebuildTo uint64
+	if db.rebuild {
+		var err error
+		if rebuildTo, err = p.PrepareRebuild(ctx); err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+	}
+	log.Info("projector running", "workers", db.workers)
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
+	var rebuilding <-chan time.Time
+	if rebuildTo > 0 {
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		rebuilding = t.C
+	}
+	started := time.Now()
 	for {
 		select {
 		case err := <-done:
@@ -144,6 +163,17 @@ func runProjector(ctx context.Context, p *project.Projector, workers int, log *s
 		case <-tick.C:
 			s := p.Stats()
 			log.Info("progress", "applied", s.Applied.Load(), "skipped", s.Skipped.Load(), "dead_lettered", s.DeadLettered.Load(), "retries", s.Retries.Load(), "deadlocks", s.Deadlocks.Load())
+		case <-rebuilding:
+			floor, err := p.AckFloor(ctx)
+			if err != nil {
+				continue // not consuming yet, or NATS away: said by the next tick
+			}
+			if floor >= rebuildTo {
+				log.Info("rebuilt the projections", "events", rebuildTo, "took", time.Since(started).Round(time.Millisecond))
+				rebuilding = nil
+				continue
+			}
+			log.Info("rebuilding the projections", "done", floor, "of", rebuildTo, "percent", floor*100/rebuildTo)
 		}
 	}
 }
@@ -194,7 +224,7 @@ Metrics and health: http://127.0.0.1:9465/metrics and /healthz (--metrics-listen
 				return err
 			}
 			defer stop()
-			err = runProjector(ctx, p, db.workers, log)
+			err = runProjector(ctx, p, db, log)
 			if derr := nc.Drain(); derr != nil {
 				log.Debug("drain", "err", derr)
 			}
@@ -263,7 +293,7 @@ func startProjector(ctx context.Context, stderr io.Writer, natsURL string, f ser
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := runProjector(ctx, p, db.workers, log); err != nil {
+		if err := runProjector(ctx, p, db, log); err != nil {
 			log.Error("projector failed", "err", err)
 		}
 		_ = nc.Drain()

@@ -51,6 +51,7 @@ const (
 func (f *serviceFlags) register(fs *pflag.FlagSet, s serviceKind) {
 	metricsAt, delivered, batch := normalizeMetricsAt, "frame", "frames a normalizer partition fetches at a time"
 	switch s {
+	case serviceNormalize: // the defaults above
 	case serviceProject:
 		metricsAt, delivered, batch = projectMetricsAt, "event", "events the projector applies in one transaction, at most"
 	case serviceUp:

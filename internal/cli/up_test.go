@@ -106,6 +106,28 @@ func TestSeparateServices(t *testing.T) {
 	cancel()
 	normalizer.wait(t)
 	require.Contains(t, projector.wait(t), "projector stopped")
+
+	// A projector fix is rolled out: --rebuild makes the projections anew
+	// from RUNTIME, mending what the old projector wrote.
+	tag, err := pool.Exec(t.Context(), `UPDATE items SET title = 'what a bug wrote'`)
+	require.NoError(t, err)
+	require.Positive(t, tag.RowsAffected())
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	rebuildAt := freeAddr(t)
+	projector = start(ctx, "project", "--rebuild", "--nats-url", natsURL, "--database-url", dbURL, "--metrics-listen", rebuildAt)
+	require.Eventually(t, func() bool {
+		_, p := httpGet(t, "http://"+rebuildAt+"/metrics")
+		pm := parseMetrics(p)
+		return pm["agentwire_project_applied_total"] == events && pm["agentwire_project_backlog_events"] == 0
+	}, 60*time.Second, 50*time.Millisecond, "the rebuild did not apply RUNTIME again")
+	var wrong int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM items WHERE title = 'what a bug wrote'`).Scan(&wrong))
+	require.Zero(t, wrong)
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM events`).Scan(&logged))
+	require.InDelta(t, events, logged, 0)
+	cancel()
+	require.Contains(t, projector.wait(t), "emptied the event log and the projections; rebuilding them from RUNTIME")
 }
 
 // schemaURL is a schema of the test's own: a pool on it and a URL of it

@@ -63,5 +63,6 @@
 //
 // Every projection row is a function of the events of the stream in
 // order, so truncating the projection tables and the checkpoints and
-// consuming RUNTIME from the start rebuilds them exactly.
+// consuming RUNTIME from the start rebuilds them exactly: PrepareRebuild
+// does that, under the projector's lock (`agentwire project --rebuild`).
 package project

@@ -196,6 +196,26 @@ func (e *env) start(cfg project.Config) *project.Projector {
 	return p
 }
 
+// run starts a projector and returns it with a function that stops it
+// (called at the end of the test if not before).
+func (e *env) run(cfg project.Config) (*project.Projector, func()) {
+	e.t.Helper()
+	p := project.New(e.pool, e.layout, cfg, quiet())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	stop := func() {
+		cancel()
+		require.NoError(e.t, <-done)
+	}
+	e.t.Cleanup(func() {
+		if ctx.Err() == nil {
+			stop()
+		}
+	})
+	return p, stop
+}
+
 // waitApplied waits until the consumer has acked everything in RUNTIME.
 func (e *env) waitApplied(consumer string) {
 	e.t.Helper()

@@ -163,28 +163,11 @@ const lockKey = `hashtext('agentwire.project.' || $1::text || '.' || current_sch
 // consumer to its ack floor, fan messages out to the workers until ctx
 // ends or a connection is lost.
 func (p *Projector) runOnce(ctx context.Context) error {
-	lock, err := pgx.ConnectConfig(ctx, p.pool.Config().ConnConfig)
+	lock, err := p.takeLock(ctx, "standing by")
 	if err != nil {
-		return fmt.Errorf("connect to Postgres: %w", err)
+		return err // Run tells a shutdown from a failure
 	}
 	defer func() { _ = lock.Close(context.WithoutCancel(ctx)) }()
-	for waited := false; ; waited = true {
-		var ok bool
-		if err := lock.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`)`, p.cfg.Consumer).Scan(&ok); err != nil {
-			return classify(fmt.Errorf("take the projector lock: %w", err))
-		}
-		p.failing.Store(nil) // Postgres answers: running or standing by is healthy
-		if ok {
-			break
-		}
-		if !waited {
-			p.log.Info("another projector is active on this database; standing by", "consumer", p.cfg.Consumer)
-		}
-		sleep(ctx, time.Second)
-		if ctx.Err() != nil {
-			return nil
-		}
-	}
 	cons, err := p.layout.EnsureProjectConsumer(ctx, p.cfg.Consumer, 4*p.cfg.Workers*p.cfg.BatchSize)
 	if err != nil {
 		return err
@@ -226,6 +209,35 @@ func (p *Projector) runOnce(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// takeLock returns a connection of its own holding the projector's lock,
+// once no other projector holds it (waiting, it says what it does), or
+// ctx's error if it ends first.
+func (p *Projector) takeLock(ctx context.Context, waiting string) (*pgx.Conn, error) {
+	lock, err := pgx.ConnectConfig(ctx, p.pool.Config().ConnConfig)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Postgres: %w", err)
+	}
+	for waited := false; ; waited = true {
+		var ok bool
+		if err := lock.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+lockKey+`)`, p.cfg.Consumer).Scan(&ok); err != nil {
+			_ = lock.Close(context.WithoutCancel(ctx))
+			return nil, classify(fmt.Errorf("take the projector lock: %w", err))
+		}
+		p.failing.Store(nil) // Postgres answers: running or standing by is healthy
+		if ok {
+			return lock, nil
+		}
+		if !waited {
+			p.log.Info("another projector is active on this database; "+waiting, "consumer", p.cfg.Consumer)
+		}
+		sleep(ctx, time.Second)
+		if err := ctx.Err(); err != nil {
+			_ = lock.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 }
 
 // lease is this run's lease: the lock's backend, and the checkpoints' key

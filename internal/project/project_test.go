@@ -242,25 +242,10 @@ func TestLockLost(t *testing.T) {
 func TestStandby(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	start := func() (*project.Projector, func()) {
-		p := project.New(e.pool, e.layout, project.Config{BatchSize: 16, Workers: 2}, quiet())
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- p.Run(ctx) }()
-		stop := func() {
-			cancel()
-			require.NoError(t, <-done)
-		}
-		t.Cleanup(func() {
-			if ctx.Err() == nil {
-				stop()
-			}
-		})
-		return p, stop
-	}
-	first, stopFirst := start()
+	cfg := project.Config{BatchSize: 16, Workers: 2}
+	first, stopFirst := e.run(cfg)
 	require.Eventually(t, first.Active, 10*time.Second, time.Millisecond)
-	second, _ := start()
+	second, _ := e.run(cfg)
 	n := uint64(e.publish(recordings(t, "acme"), 1)) //nolint:gosec // a count
 	e.waitApplied("")
 	require.False(t, second.Active(), "two projectors active at once")
