@@ -122,9 +122,12 @@ type rateRow struct {
 type ledgerRow struct {
 	tenant, turn, model, provider, session string
 	thread                                 *string
-	at                                     time.Time
-	usage                                  canonical.TokenUsage
-	cost                                   *float64
+	// providerTurn is the provider's turn id: rows of two sessions with
+	// the same one in the same thread are one turn (upsertLedger).
+	providerTurn string
+	at           time.Time
+	usage        canonical.TokenUsage
+	cost         *float64
 }
 
 type ledgerKey struct{ tenant, session, turn, model string }
@@ -627,7 +630,7 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 	row := func(model string, u canonical.TokenUsage, cost *float64) {
 		w.ledger[ledgerKey{e.Tenant, e.SessionID, e.TurnID, model}] = &ledgerRow{
 			tenant: e.Tenant, turn: e.TurnID, model: model, provider: string(e.Provider), session: e.SessionID,
-			thread: str(e.ThreadID), at: at, usage: u, cost: cost,
+			thread: str(e.ThreadID), providerTurn: e.ProviderRefs.ProviderTurnID, at: at, usage: u, cost: cost,
 		}
 	}
 	switch {

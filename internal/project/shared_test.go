@@ -81,11 +81,17 @@ func (e *env) rowsOf(table, keyColumn string) map[string]map[string]any {
 // that the first is applied before the second.
 func projected(t *testing.T, recs ...recording) *env {
 	t.Helper()
+	return projectedBy(t, project.Config{Workers: 1}, recs...)
+}
+
+// projectedBy is projected by a projector configured so.
+func projectedBy(t *testing.T, cfg project.Config, recs ...recording) *env {
+	t.Helper()
 	e := newEnv(t)
 	for _, r := range recs {
 		e.publish([]recording{r}, 1)
 	}
-	e.start(project.Config{Workers: 1})
+	e.start(cfg)
 	e.waitApplied("")
 	return e
 }
@@ -178,6 +184,52 @@ func TestTwoSessionsOneThread(t *testing.T) {
 				require.NoError(t, tapFirst.pool.QueryRow(context.Background(),
 					`SELECT state, coalesce(error_class, '') FROM turns`).Scan(&state, &class))
 				require.Equal(t, []string{"failed", "provider_error"}, []string{state, class}, "the rollout says completed; the tap saw the failure")
+			}
+		})
+	}
+}
+
+// TestClaudeStreamAndLog: Claude Code's stream (here through the SDK's
+// control protocol) and the session log the same run wrote describe the
+// same turns under two canonical turn ids each (Claude names no turns).
+// Both ingested, a turn's tokens are counted once, its cost (which only
+// the stream states) is kept, and the result does not depend on the order
+// the sessions come in or on how they are split into batches.
+func TestClaudeStreamAndLog(t *testing.T) {
+	t.Parallel()
+	for _, scenario := range []string{"two-turns", "multistep", "shell", "approval-allow"} {
+		t.Run(scenario, func(t *testing.T) {
+			t.Parallel()
+			stream, ok := mapRecording(t, "acme", "../../testdata/recordings/claude-control/"+scenario+".jsonl", "")
+			require.True(t, ok)
+			log, ok := mapRecording(t, "acme", "../../testdata/recordings/claude-log/"+scenario+".jsonl", "")
+			require.True(t, ok)
+			type usage struct {
+				turns, tokens int64
+				cost          string
+			}
+			usageOf := func(e *env) (u usage) {
+				require.NoError(t, e.pool.QueryRow(context.Background(),
+					`SELECT coalesce(sum(turns), 0), coalesce(sum(total_tokens), 0), coalesce(sum(cost_usd), 0)::text FROM usage_by_day`).
+					Scan(&u.turns, &u.tokens, &u.cost))
+				return u
+			}
+			streamOnly, logOnly := usageOf(projected(t, stream)), usageOf(projected(t, log))
+			require.Positive(t, streamOnly.tokens)
+			require.Equal(t, streamOnly.turns, logOnly.turns, "the stream and the log see the same turns")
+			require.Equal(t, streamOnly.tokens, logOnly.tokens, "the stream and the log see the same usage")
+			require.Equal(t, "0", logOnly.cost, "the log states no cost")
+
+			var dumps []string
+			for _, cfg := range []project.Config{{Workers: 1}, {Workers: 1, BatchSize: 1}} {
+				for _, recs := range [][]recording{{stream, log}, {log, stream}} {
+					e := projectedBy(t, cfg, recs...)
+					require.Equal(t, streamOnly, usageOf(e), "batch size %d, %s first", cfg.BatchSize, recs[0].name)
+					dumps = append(dumps, e.dump())
+				}
+			}
+			for _, d := range dumps[1:] {
+				requireSameDump(t, dumps[0], d, "another order or batch size")
 			}
 		})
 	}

@@ -443,27 +443,50 @@ var insertRates = upsertSQL("rate_limit_observations", "o", "", rateCols, nil)
 
 // upsertLedger resolves a turn's model when turn.completed had no
 // breakdown by model: the turn's, else the session's, else "unknown".
-// Resolved, two rows of a batch may name the same turn and model (two
-// sessions describing one turn): the smallest session's is kept, as the
-// conflict rule keeps it across batches.
-const upsertLedger = `
-INSERT INTO usage_ledger AS u (tenant_id, turn_id, model, provider, session_id, thread_id, occurred_at,
+// A row's usage_key is the turn: derived from the tenant, the thread and
+// the provider's turn id when the event names one (a Claude stream and
+// its session log give one turn two canonical ids, and the same provider
+// turn id), else the canonical turn id. Several sessions may report one
+// key and model, in one batch or across batches: the row is the smallest
+// session's, so a turn's tokens are counted once, and its cost is that
+// session's if it states one, else the next session's that does (Claude's
+// stream states costs, its session log does not). Within a batch the
+// window picks that cost before DISTINCT ON keeps the smallest session's
+// row; across batches the conflict rule does the same, so the order the
+// sessions come in does not matter.
+var upsertLedger = `
+INSERT INTO usage_ledger AS u (tenant_id, usage_key, turn_id, model, provider, session_id, thread_id, occurred_at,
     input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_output_tokens, cost_usd)
-SELECT DISTINCT ON (x.t, x.turn::uuid, m.model) x.t, x.turn::uuid, m.model, x.p, x.s::uuid, x.th::uuid, x.at,
-    x.i, x.ci, x.cw, x.o, x.r, x.c
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-    $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::numeric[]) AS x(t, turn, mo, p, s, th, at, i, ci, cw, o, r, c)
-CROSS JOIN LATERAL (SELECT coalesce(nullif(x.mo, ''),
-        (SELECT model FROM turns WHERE tenant_id = x.t AND turn_id = x.turn::uuid),
-        (SELECT model FROM sessions WHERE tenant_id = x.t AND session_id = x.s::uuid), 'unknown') AS model) m
-ORDER BY x.t, x.turn::uuid, m.model, x.s::uuid
-ON CONFLICT (tenant_id, turn_id, model) DO UPDATE SET
-    session_id = EXCLUDED.session_id, provider = EXCLUDED.provider, thread_id = EXCLUDED.thread_id,
-    occurred_at = EXCLUDED.occurred_at,
-    input_tokens = EXCLUDED.input_tokens, cached_input_tokens = EXCLUDED.cached_input_tokens,
-    cache_write_input_tokens = EXCLUDED.cache_write_input_tokens, output_tokens = EXCLUDED.output_tokens,
-    reasoning_output_tokens = EXCLUDED.reasoning_output_tokens, cost_usd = EXCLUDED.cost_usd
-WHERE EXCLUDED.session_id <= u.session_id`
+SELECT DISTINCT ON (y.t, y.usage_key, y.model) y.t, y.usage_key, y.turn, y.model, y.p, y.s, y.th, y.at,
+    y.i, y.ci, y.cw, y.o, y.r, y.c
+FROM (
+    SELECT x.t, k.usage_key, x.turn::uuid AS turn, m.model, x.p, x.s::uuid AS s, x.th::uuid AS th, x.at,
+        x.i, x.ci, x.cw, x.o, x.r,
+        first_value(x.c) OVER (PARTITION BY x.t, k.usage_key, m.model ORDER BY x.c IS NULL, x.s::uuid) AS c
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+        $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::numeric[], $14::text[])
+        AS x(t, turn, mo, p, s, th, at, i, ci, cw, o, r, c, pt)
+    CROSS JOIN LATERAL (SELECT coalesce(md5(x.t || '/' || x.th || '/' || nullif(x.pt, ''))::uuid, x.turn::uuid) AS usage_key) k
+    CROSS JOIN LATERAL (SELECT coalesce(nullif(x.mo, ''),
+            (SELECT model FROM turns WHERE tenant_id = x.t AND turn_id = x.turn::uuid),
+            (SELECT model FROM sessions WHERE tenant_id = x.t AND session_id = x.s::uuid), 'unknown') AS model) m
+) y
+ORDER BY y.t, y.usage_key, y.model, y.s
+ON CONFLICT (tenant_id, usage_key, model) DO UPDATE SET
+` + ledgerOwned + `,
+    cost_usd = CASE WHEN EXCLUDED.session_id <= u.session_id THEN coalesce(EXCLUDED.cost_usd, u.cost_usd)
+        ELSE coalesce(u.cost_usd, EXCLUDED.cost_usd) END`
+
+// ledgerOwned sets the ledger's columns that are the smallest session's
+// alone.
+var ledgerOwned = func() string {
+	var sets []string
+	for _, c := range []string{"turn_id", "session_id", "provider", "thread_id", "occurred_at", "input_tokens",
+		"cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"} {
+		sets = append(sets, fmt.Sprintf("    %[1]s = CASE WHEN EXCLUDED.session_id <= u.session_id THEN EXCLUDED.%[1]s ELSE u.%[1]s END", c))
+	}
+	return strings.Join(sets, ",\n")
+}()
 
 // upsertUnmapped sums a batch's counts per row: sessions of one CLI
 // version share a row, and the version is the session's, resolved here.
@@ -794,14 +817,14 @@ func (w *writes) queue(b *pgx.Batch) {
 	}
 	rs.queueTo(b, insertRates)
 
-	rs = newRowsOf("text", "text", "text", "text", "text", "text", "timestamptz", "int8", "int8", "int8", "int8", "int8", "numeric")
+	rs = newRowsOf("text", "text", "text", "text", "text", "text", "timestamptz", "int8", "int8", "int8", "int8", "int8", "numeric", "text")
 	for _, k := range sortedKeys(w.ledger, func(a, b ledgerKey) int {
 		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.turn, b.turn), cmp.Compare(a.model, b.model), cmp.Compare(a.session, b.session))
 	}) {
 		l := w.ledger[k]
 		rs.add(l.tenant, l.turn, l.model, l.provider, l.session, l.thread, l.at,
 			l.usage.InputTokens, l.usage.CachedInputTokens, l.usage.CacheWriteInputTokens, l.usage.OutputTokens,
-			l.usage.ReasoningOutputTokens, l.cost)
+			l.usage.ReasoningOutputTokens, l.cost, l.providerTurn)
 	}
 	rs.queueTo(b, upsertLedger)
 

@@ -51,6 +51,13 @@ type Transcript struct {
 	Plan []PlanTask `json:"plan,omitempty"`
 	// Total is the session's usage over the completed turns.
 	Total canonical.TokenUsage `json:"total"`
+	// FirstMsg is the provider id of the open turn's first assistant
+	// message. Claude gives a turn no id, so each dialect derives the
+	// canonical turn id from its own frames, and a stream and the log of
+	// the same run describe one turn under two ids; the first message's id
+	// is what both see, so turn.completed names it as the provider's turn
+	// id, and the projector counts the turn's usage once.
+	FirstMsg string `json:"firstMsg,omitempty"`
 }
 
 // MessageUsage is one assistant message's usage and model.
@@ -180,7 +187,7 @@ func (t *Transcript) SetSession(id string) {
 // turn id: a turn runs from a user input to its result), closing nothing.
 func (t *Transcript) OpenTurn(em *adapter.Emitter, env canonical.Event) canonical.Event {
 	t.Turn = em.IDs().Derived(canonical.EntityTurn, em.Frame().Ordinal, 0)
-	t.Blocks, t.Usage, t.Plan = nil, nil, nil
+	t.Blocks, t.Usage, t.Plan, t.FirstMsg = nil, nil, nil, ""
 	env.TurnID = t.Turn
 	em.Emit(env, &canonical.TurnStarted{Model: t.Model})
 	return env
@@ -223,13 +230,15 @@ func (t *Transcript) TurnUsage() (canonical.TokenUsage, map[string]canonical.Mod
 func (t *Transcript) CloseTurn(em *adapter.Emitter, env canonical.Event, p *canonical.TurnCompleted) canonical.Event {
 	env = t.EnsureTurn(em, env)
 	t.closeOpenItems(em, env, p.State)
-	em.Emit(env, p)
+	done := env
+	done.ProviderRefs.ProviderTurnID = t.FirstMsg
+	em.Emit(done, p)
 	if p.Usage != nil {
 		t.Total = t.Total.Add(*p.Usage)
 		last := *p.Usage
 		em.Emit(env, &canonical.ThreadTokenUsageUpdated{Usage: t.Total, Last: &last})
 	}
-	t.Turn, t.Blocks, t.Usage, t.Partials, t.StreamMsg = "", nil, nil, nil, ""
+	t.Turn, t.Blocks, t.Usage, t.Partials, t.StreamMsg, t.FirstMsg = "", nil, nil, nil, "", ""
 	env.TurnID = ""
 	return env
 }
@@ -323,6 +332,9 @@ type AssistantOptions struct {
 // their text is never counted twice.
 func (t *Transcript) Assistant(em *adapter.Emitter, env canonical.Event, m Message, o AssistantOptions) {
 	env = t.EnsureTurn(em, env)
+	if t.FirstMsg == "" {
+		t.FirstMsg = m.ID
+	}
 	blocks, raws, err := m.Blocks()
 	if err != nil {
 		em.Fail(env, canonical.ErrorClassValidation, "assistant content could not be decoded: "+err.Error(), nil)
