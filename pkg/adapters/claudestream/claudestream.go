@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-stream/2"
+const MappingVersion = "claude-stream/3"
 
 // Raw sources: SDK messages, and the permission flow (can_use_tool and the
 // host's answer to it).
@@ -78,6 +78,10 @@ type State struct {
 	// difference.
 	Cost   float64                         `json:"cost,omitempty"`
 	Models map[string]canonical.ModelUsage `json:"models,omitempty"`
+	// CostSession is the Claude session Cost and Models count for: a
+	// result of another session (two runs' output in one file) starts
+	// counting anew.
+	CostSession string `json:"costSession,omitempty"`
 	// Threads lists the Claude sessions thread.started was emitted for.
 	Threads []string `json:"threads,omitempty"`
 }
@@ -360,12 +364,18 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		u, _ := st.T.TurnUsage()
 		p.Usage = &u
 	}
+	if fr.SessionID != "" && fr.SessionID != st.CostSession {
+		st.Cost, st.Models, st.CostSession = 0, nil, fr.SessionID
+	}
 	if models := FoldModelUsage(r.ModelUsage); models != nil {
 		p.ModelUsage = map[string]canonical.ModelUsage{}
 		for _, name := range SortedKeys(models) {
 			cum := models[name]
 			turn := cum
-			if prev, ok := st.Models[name]; ok {
+			// Counts below the previous result's are a count that
+			// started over (another run's output): the turn's share is
+			// all of it.
+			if prev, ok := st.Models[name]; ok && !behind(cum.TokenUsage, prev.TokenUsage) {
 				turn.TokenUsage = cum.Sub(prev.TokenUsage)
 				if cum.CostUSD != nil && prev.CostUSD != nil && *cum.CostUSD >= *prev.CostUSD {
 					c := roundCost(*cum.CostUSD - *prev.CostUSD)
@@ -401,6 +411,13 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 }
 
 func roundCost(c float64) float64 { return math.Round(c*1e9) / 1e9 }
+
+// behind reports whether a cumulative count went backwards in any bucket.
+func behind(cum, prev canonical.TokenUsage) bool {
+	return cum.InputTokens < prev.InputTokens || cum.CachedInputTokens < prev.CachedInputTokens ||
+		cum.CacheWriteInputTokens < prev.CacheWriteInputTokens || cum.OutputTokens < prev.OutputTokens ||
+		cum.ReasoningOutputTokens < prev.ReasoningOutputTokens
+}
 
 func nonNegI(p *int64) *int64 {
 	if p == nil || *p < 0 {

@@ -304,6 +304,43 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "two runs' output in one file: the second run's cumulative counts start over",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"a"}`),
+				`{"type":"result","subtype":"success","session_id":"s1","total_cost_usd":0.05,"usage":{"input_tokens":500,"output_tokens":30},"modelUsage":{"m":{"inputTokens":500,"outputTokens":30,"costUSD":0.05}}}`,
+				strings.ReplaceAll(initLine, `"s1"`, `"s2"`), assistant("m2", `{"type":"text","text":"b"}`),
+				// Higher than s1's in every bucket: only the session id tells.
+				`{"type":"result","subtype":"success","session_id":"s2","total_cost_usd":0.07,"usage":{"input_tokens":700,"output_tokens":40},"modelUsage":{"m":{"inputTokens":700,"outputTokens":40,"costUSD":0.07}}}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				done := ofType[*canonical.TurnCompleted](evs)
+				require.Len(t, done, 2)
+				require.InDelta(t, 0.07, *done[1].TotalCostUSD, 1e-12)
+				require.Equal(t, int64(700), done[1].ModelUsage["m"].InputTokens)
+				require.Equal(t, int64(40), done[1].ModelUsage["m"].OutputTokens)
+				require.InDelta(t, 0.07, *done[1].ModelUsage["m"].CostUSD, 1e-12)
+			},
+		},
+		{
+			name: "a cumulative count that went backwards in one session started over",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"a"}`),
+				`{"type":"result","subtype":"success","session_id":"s1","total_cost_usd":0.05,"usage":{"input_tokens":500,"output_tokens":30},"modelUsage":{"m":{"inputTokens":500,"outputTokens":30,"costUSD":0.05}}}`,
+				assistant("m2", `{"type":"text","text":"b"}`),
+				`{"type":"result","subtype":"success","session_id":"s1","total_cost_usd":0.02,"usage":{"input_tokens":300,"output_tokens":40},"modelUsage":{"m":{"inputTokens":300,"outputTokens":40,"costUSD":0.02}}}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				done := ofType[*canonical.TurnCompleted](evs)
+				require.Len(t, done, 2)
+				require.InDelta(t, 0.02, *done[1].TotalCostUSD, 1e-12)
+				require.Equal(t, int64(300), done[1].ModelUsage["m"].InputTokens, "not 0: the count started over")
+				require.Equal(t, int64(40), done[1].ModelUsage["m"].OutputTokens)
+				require.InDelta(t, 0.02, *done[1].ModelUsage["m"].CostUSD, 1e-12)
+			},
+		},
+		{
 			name: "permission prompt: can_use_tool opens, the host's answer resolves, correlated by request_id",
 			given: []string{
 				initLine, assistant("m1", `{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"touch x"}}`),
