@@ -7,3 +7,15 @@ func WithFoldHook(c Config, hook func(*canonical.Event)) Config {
 	c.foldHook = hook
 	return c
 }
+
+// DeliveryGap reports whether deliveries numbered so make the projector
+// start over.
+func DeliveryGap(delivered ...uint64) bool {
+	var d deliveryOrder
+	for _, n := range delivered {
+		if d.next(n) != nil {
+			return true
+		}
+	}
+	return false
+}

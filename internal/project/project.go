@@ -127,6 +127,7 @@ func (p *Projector) Backlog(ctx context.Context) (uint64, error) {
 var (
 	errLockLost    = errors.New("lost the projector lock")
 	errReconnected = errors.New("reconnected to NATS")
+	errDeliveryGap = errors.New("a delivery was lost in flight")
 )
 
 // Run projects until ctx is cancelled, then finishes the batches in hand
@@ -306,6 +307,7 @@ func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, worke
 		it.Stop()
 	}()
 	defer close(stopped)
+	var deliveries deliveryOrder
 	for {
 		m, err := it.Next()
 		if err != nil {
@@ -314,6 +316,14 @@ func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, worke
 			}
 			p.log.Debug("consume: transient error", "err", err)
 			continue
+		}
+		if md, err := m.Metadata(); err == nil {
+			if err := deliveries.next(md.Sequence.Consumer); err != nil {
+				// This message must not be applied: its session's earlier
+				// events may be the ones lost, and the checkpoint would
+				// then skip them when they come again.
+				return err
+			}
 		}
 		h := m.Headers()
 		f := fnv.New32a()
@@ -327,6 +337,25 @@ func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, worke
 			return nil
 		}
 	}
+}
+
+// deliveryOrder checks that the consumer's deliveries arrive without a
+// gap. The server numbers every delivery of the consumer (redeliveries
+// too); one lost in flight (the connection broke while the server sent
+// it: the server counts it as delivered) shows as a gap at the next. The
+// watcher ends the run on a reconnect, but only at its next tick, and
+// messages that arrived on the new connection meanwhile would have been
+// applied ahead of their session's lost ones; a gap ends the run before
+// the message after it is handed to a worker, and the next run rewinds to
+// the ack floor.
+type deliveryOrder struct{ last uint64 }
+
+func (d *deliveryOrder) next(delivered uint64) error {
+	if d.last != 0 && delivered != d.last+1 {
+		return fmt.Errorf("%w: delivery %d came after %d", errDeliveryGap, delivered, d.last)
+	}
+	d.last = delivered
+	return nil
 }
 
 func sleep(ctx context.Context, d time.Duration) {

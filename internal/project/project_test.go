@@ -329,6 +329,25 @@ func TestNATSRestart(t *testing.T) {
 	requireGolden(t, e.dump())
 }
 
+// TestDeliveryGap: a delivery lost in flight (a gap in the consumer's
+// delivery numbers, or numbers that went back after a server restart)
+// stops the run before the next message is applied.
+func TestDeliveryGap(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		delivered []uint64
+		gap       bool
+	}{
+		{[]uint64{1, 2, 3, 4}, false},
+		{[]uint64{7, 8, 9}, false}, // a run starts wherever the consumer is
+		{[]uint64{1, 2, 4}, true},
+		{[]uint64{5, 6, 3}, true},
+		{[]uint64{5, 5}, true},
+	} {
+		require.Equal(t, tt.gap, project.DeliveryGap(tt.delivered...), "%v", tt.delivered)
+	}
+}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChild())
