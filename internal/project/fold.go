@@ -398,6 +398,14 @@ func (w *writes) fold(e *canonical.Event) {
 		var model string
 		if json.Unmarshal(p.Config["model"], &model) == nil && model != "" {
 			s.model = &model
+			// A turn's own settings (Codex writes turn_context after the
+			// turn started) name the turn's model when turn.started did
+			// not.
+			if e.TurnID != "" {
+				if t := w.turn(e); t.model == nil {
+					t.model = &model
+				}
+			}
 		}
 		if v := cliVersion(p.Config); v != "" {
 			s.cliVersion = &v

@@ -42,6 +42,12 @@ func TestGolden(t *testing.T) {
 	requireGolden(t, got)
 
 	ctx := context.Background()
+	var modelless int
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM turns t WHERE t.model IS NULL AND EXISTS (
+		SELECT 1 FROM events e WHERE e.tenant_id = t.tenant_id AND e.turn_id = t.turn_id
+		AND e.type = 'session.configured' AND e.data->'payload'->'config' ? 'model')`).Scan(&modelless))
+	require.Zero(t, modelless, "turns whose own settings name a model have it")
+
 	checked := 0
 	for _, r := range recs {
 		var result struct {
