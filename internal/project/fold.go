@@ -62,6 +62,10 @@ type turnPatch struct {
 	planExplanation          *string
 	diff                     *string
 	updatedAt                time.Time
+	// providerTurn is the provider's turn id (Claude's: its first
+	// message's), by which the views count a turn two sessions describe
+	// under two ids once.
+	providerTurn *string
 }
 
 // numStreams is the number of text columns of an item, one per StreamKind.
@@ -629,6 +633,9 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 	}
 	if p.DurationMs != nil {
 		t.durationMs = new(*p.DurationMs)
+	}
+	if id := e.ProviderRefs.ProviderTurnID; id != "" {
+		t.providerTurn = &id
 	}
 	if t.model == nil && len(p.ModelUsage) == 1 {
 		for m := range p.ModelUsage {

@@ -193,8 +193,9 @@ func TestTwoSessionsOneThread(t *testing.T) {
 // control protocol) and the session log the same run wrote describe the
 // same turns under two canonical turn ids each (Claude names no turns).
 // Both ingested, a turn's tokens are counted once, its cost (which only
-// the stream states) is kept, and the result does not depend on the order
-// the sessions come in or on how they are split into batches.
+// the stream states) is kept, the turn views count it once, and the
+// result does not depend on the order the sessions come in or on how they
+// are split into batches.
 func TestClaudeStreamAndLog(t *testing.T) {
 	t.Parallel()
 	for _, scenario := range []string{"two-turns", "multistep", "shell", "approval-allow"} {
@@ -205,18 +206,21 @@ func TestClaudeStreamAndLog(t *testing.T) {
 			log, ok := mapRecording(t, "acme", "../../testdata/recordings/claude-log/"+scenario+".jsonl", "")
 			require.True(t, ok)
 			type usage struct {
-				turns, tokens int64
-				cost          string
+				turns, tokens, timed int64
+				cost                 string
 			}
 			usageOf := func(e *env) (u usage) {
-				require.NoError(t, e.pool.QueryRow(context.Background(),
+				ctx := context.Background()
+				require.NoError(t, e.pool.QueryRow(ctx,
 					`SELECT coalesce(sum(turns), 0), coalesce(sum(total_tokens), 0), coalesce(sum(cost_usd), 0)::text FROM usage_by_day`).
 					Scan(&u.turns, &u.tokens, &u.cost))
+				require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(turns), 0) FROM turn_durations`).Scan(&u.timed))
 				return u
 			}
 			streamOnly, logOnly := usageOf(projected(t, stream)), usageOf(projected(t, log))
 			require.Positive(t, streamOnly.tokens)
 			require.Equal(t, streamOnly.turns, logOnly.turns, "the stream and the log see the same turns")
+			require.Equal(t, streamOnly.timed, logOnly.timed, "the stream and the log see the same turns")
 			require.Equal(t, streamOnly.tokens, logOnly.tokens, "the stream and the log see the same usage")
 			require.Equal(t, "0", logOnly.cost, "the log states no cost")
 

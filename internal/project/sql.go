@@ -297,6 +297,8 @@ var turnCols, turnSets = shared("t", slices.Concat([]column{
 	{name: "plan_explanation", typ: "text", kind: kindLatest},
 	{name: "diff", typ: "text", kind: kindLatest},
 	{name: "updated_at", typ: "timestamptz", kind: kindGreatest},
+	// Last: a column's session_columns bit is its position.
+	{name: "provider_turn_id", typ: "text", kind: kindLatest},
 }))
 
 var upsertTurns = upsertSQL("turns", "t", "(tenant_id, turn_id)", turnCols, turnSets)
@@ -750,7 +752,7 @@ func (w *writes) queue(b *pgx.Batch) {
 			u := usageOf(t.usage)
 			rs.add(k.tenant, k.id, k.session, t.thread, t.provider, t.state, t.model, t.effort, t.startedAt, t.endedAt,
 				t.stopReason, t.errorMessage, t.errorClass, u.in, u.cached, u.write, u.out, u.reasoning, t.cost, t.durationMs,
-				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt)
+				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn)
 		}
 		rs.queueTo(b, upsertTurns)
 	}

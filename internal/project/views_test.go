@@ -136,7 +136,7 @@ func TestRLS(t *testing.T) {
 	ctx := context.Background()
 	relations := append([]string{"events"}, projectionTables...)
 	relations = append(relations, "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
-		"turn_durations", "turn_failures", "unmapped_kinds_by_version")
+		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version")
 	asAnalyst := func(tenant string, f func(tx pgx.Tx)) {
 		tx, err := e.pool.Begin(ctx)
 		require.NoError(t, err)
