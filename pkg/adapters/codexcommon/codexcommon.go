@@ -126,8 +126,9 @@ type window struct {
 }
 
 // RateLimitWindows lists the windows of a Codex rate-limit snapshot
-// (primary, secondary), skipping absent ones. now anchors the older
-// resets_in_seconds form; it is the frame's own time, never the clock.
+// (primary, secondary), skipping absent ones, nested or in the oldest
+// flat form. now anchors the older resets_in_seconds form; it is the
+// frame's own time, never the clock.
 func RateLimitWindows(snapshot json.RawMessage, now time.Time) []canonical.RateLimitWindow {
 	var s map[string]json.RawMessage
 	if jsonscan.Unmarshal(snapshot, &s) != nil {
@@ -137,6 +138,9 @@ func RateLimitWindows(snapshot json.RawMessage, now time.Time) []canonical.RateL
 	for _, name := range []string{"primary", "secondary"} {
 		var w *window
 		if raw, ok := s[name]; !ok || jsonscan.Unmarshal(raw, &w) != nil || w == nil {
+			w = flat(s, name)
+		}
+		if w == nil {
 			continue
 		}
 		cw := canonical.RateLimitWindow{Name: name}
@@ -152,6 +156,23 @@ func RateLimitWindows(snapshot json.RawMessage, now time.Time) []canonical.RateL
 		out = append(out, cw)
 	}
 	return out
+}
+
+// flat reads window name of a snapshot in the oldest, flat form
+// (primary_used_percent, primary_window_minutes, ...: the members of a
+// nested window, prefixed by its name); nil when it has none of them.
+func flat(s map[string]json.RawMessage, name string) *window {
+	var w window
+	found := false
+	for member, dst := range map[string]any{"used_percent": &w.UsedPercentSnake, "window_minutes": &w.WindowMinutes, "resets_in_seconds": &w.ResetsInSeconds} {
+		if raw, ok := s[name+"_"+member]; ok && jsonscan.Unmarshal(raw, dst) == nil {
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	return &w
 }
 
 func first[T any](a, b *T) *T {
