@@ -137,6 +137,28 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a shell call's output wrapped with its exit code (CLIs of 2025) is unwrapped",
+			given: []string{
+				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
+				ln("response_item", `{"type":"function_call","name":"shell","arguments":"{\"command\":[\"false\"]}","call_id":"c1"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"no\\n\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":0.1}}"}`),
+				ln("response_item", `{"type":"function_call","name":"shell","arguments":"{\"command\":[\"cat\",\"x.json\"]}","call_id":"c2"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c2","output":"{\"output\":1}"}`),
+				ln("event_msg", `{"type":"task_complete","turn_id":"tu"}`),
+			},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				done := evs[2].Payload.(*canonical.ItemCompleted)
+				require.Equal(t, "no\n", done.Content[canonical.StreamCommandOutput])
+				require.NotNil(t, done.ExitCode)
+				require.Equal(t, 1, *done.ExitCode)
+				other := evs[4].Payload.(*canonical.ItemCompleted)
+				require.Equal(t, `{"output":1}`, other.Content[canonical.StreamCommandOutput], "JSON that is no such wrapper is output as it is")
+				require.Nil(t, other.ExitCode)
+			},
+		},
+		{
 			name: "a message recorded twice (EventMsg and response_item) is one item; legacy id-less deltas join it",
 			given: []string{
 				ln("event_msg", `{"type":"agent_message_delta","delta":"Hel"}`),

@@ -165,7 +165,13 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 		} else {
 			lc.ItemType = canonical.ItemTypeDynamicToolCall
 		}
-		if out := outputText(r.Output); out != "" {
+		out := outputText(r.Output)
+		if lc.ItemType == canonical.ItemTypeCommandExecution {
+			if text, exit, ok := shellOutput(out); ok {
+				out, lc.ExitCode = text, exit
+			}
+		}
+		if out != "" {
 			k := canonical.StreamUnknown
 			switch lc.ItemType { //nolint:exhaustive // output streams exist for these two
 			case canonical.ItemTypeCommandExecution:
@@ -191,6 +197,26 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 	default:
 		adapter.Unmapped(mp.em, mp.env, "response_item:"+r.Type)
 	}
+}
+
+// shellOutput unwraps a shell call's output as Codex CLIs of 2025 wrote it
+// for the model: a JSON object {"output": text, "metadata": {"exit_code":
+// n, "duration_seconds": s}}, which is the only place those rollouts say
+// how the command exited.
+func shellOutput(out string) (string, *int, bool) {
+	if !strings.HasPrefix(out, "{") {
+		return "", nil, false
+	}
+	var o struct {
+		Output   *string `json:"output"`
+		Metadata *struct {
+			ExitCode *int `json:"exit_code"`
+		} `json:"metadata"`
+	}
+	if jsonscan.Unmarshal([]byte(out), &o) != nil || o.Output == nil || o.Metadata == nil {
+		return "", nil, false
+	}
+	return *o.Output, o.Metadata.ExitCode, true
 }
 
 // outputDelta appends command output to the call's item.
