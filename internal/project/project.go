@@ -87,6 +87,9 @@ type Projector struct {
 	active atomic.Bool
 	// failing is why the last run ended, until a new one takes the lock.
 	failing atomic.Pointer[error]
+	// stopped is why the projector stopped for good (a schema that does
+	// not match, a rebuild refused): it applies nothing until restarted.
+	stopped atomic.Pointer[error]
 }
 
 // New returns a Projector writing to pool (whose schema must be migrated)
@@ -102,10 +105,13 @@ func (p *Projector) Stats() *Stats { return &p.stats }
 // holds the lock), not standing by or starting over.
 func (p *Projector) Active() bool { return p.active.Load() }
 
-// Health is why the projector is not working: its last run ended with an
-// error and it has not taken over again yet. nil while it runs or stands
-// by.
+// Health is why the projector is not working: it stopped for good, or
+// its last run ended with an error and it has not taken over again yet.
+// nil while it runs or stands by.
 func (p *Projector) Health() error {
+	if err := p.stopped.Load(); err != nil {
+		return fmt.Errorf("projector stopped: %w", *err)
+	}
 	if err := p.failing.Load(); err != nil {
 		return fmt.Errorf("projector starting over after: %w", *err)
 	}
@@ -148,6 +154,7 @@ func (p *Projector) Run(ctx context.Context) error {
 		}
 		p.failing.Store(&err)
 		if errors.Is(err, errFatal) {
+			p.stopped.Store(&err)
 			return err
 		}
 		p.stats.Restarts.Add(1)

@@ -38,6 +38,14 @@ var ErrRuntimeIncomplete = errors.New("RUNTIME no longer holds every event")
 // RUNTIME's last sequence, which the rebuild has reached when the
 // consumer's ack floor (AckFloor) has.
 func (p *Projector) PrepareRebuild(ctx context.Context) (uint64, error) {
+	last, err := p.prepareRebuild(ctx)
+	if err != nil && ctx.Err() == nil {
+		p.stopped.Store(&err) // what was asked for cannot be done: say so in Health
+	}
+	return last, err
+}
+
+func (p *Projector) prepareRebuild(ctx context.Context) (uint64, error) {
 	lock, err := p.takeLock(ctx, "waiting for it to stop to rebuild")
 	if err != nil {
 		return 0, err
