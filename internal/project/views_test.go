@@ -98,12 +98,25 @@ func TestViews(t *testing.T) {
 	require.Equal(t, []int{2, 1, 1}, []int{calls, ok, failed})
 	require.Equal(t, []string{"0.5000", "1502.000", "1950.200"}, []string{rate, p50, p95})
 
-	for decision, want := range map[string]string{"accept": "500.000", "decline": "1500.000"} {
+	for decision, want := range map[string][2]string{"accept": {"500.000", "approved"}, "decline": {"1500.000", "denied"}} {
 		var n int
-		var avg string
-		q(`SELECT requests, avg_latency_ms::text, p50_latency_ms::text FROM approvals WHERE request_type = 'command_execution_approval' AND decision = '`+decision+`'`, &n, &avg, &p50)
+		var avg, outcome string
+		q(`SELECT requests, avg_latency_ms::text, p50_latency_ms::text, outcome FROM approvals WHERE request_type = 'command_execution_approval' AND decision = '`+decision+`'`, &n, &avg, &p50, &outcome)
 		require.Equal(t, 1, n)
-		require.Equal(t, []string{want, want}, []string{avg, p50}, decision)
+		require.Equal(t, []string{want[0], want[0], want[1]}, []string{avg, p50, outcome}, decision)
+	}
+	// Every provider's spelling of a decision has its outcome.
+	for outcome, decisions := range map[string][]string{
+		"approved":  {"allow", "allow_once", "allow-always", "accept", "acceptForSession", "acceptWithExecpolicyAmendment", "approved", "approved_for_session", "proceed_once"},
+		"denied":    {"deny", "denied", "decline", "reject_once", "reject_always"},
+		"cancelled": {"cancel", "cancelled", "abort"},
+		"other":     {"maybe"},
+	} {
+		for _, d := range decisions {
+			var got string
+			q(`SELECT decision_outcome('`+d+`')`, &got)
+			require.Equal(t, outcome, got, d)
+		}
 	}
 
 	for state, want := range map[string]string{"completed": "4000.000", "failed": "2000.000"} {
