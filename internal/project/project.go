@@ -194,8 +194,17 @@ func (p *Projector) runOnce(ctx context.Context) error {
 	}
 
 	run, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go p.watch(run, cancel, lock)
+	// The watcher pings the lock's connection: it must be done with it
+	// before the connection is closed (deferred above, so run after this).
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		p.watch(run, cancel, lock)
+	}()
+	defer func() {
+		cancel(nil)
+		<-watched
+	}()
 
 	workers := make([]*worker, p.cfg.Workers)
 	var wg sync.WaitGroup
