@@ -8,11 +8,18 @@
 -- turn's first assistant message, whose id the Claude adapters now report
 -- as the turn's provider id (claude-stream/2, claude-log/2).
 --
--- The ledger is keyed by usage_key: a key derived from the tenant, the
--- thread and the provider's turn id when the event names one, else the
--- canonical turn id. The smallest session's row is kept, as before.
+-- The ledger is keyed by usage_key, the turn_key below: derived from the
+-- tenant, the thread and the provider's turn id when the event names one,
+-- else the canonical turn id. The smallest session's row is kept, as before.
 -- Rows projected before this migration keep their turn id as key; run
 -- `agentwire project --rebuild` to count such turns once too.
+-- turn_key is a turn as every session that reports it sees it; the
+-- projector keys the ledger with it and the turn views count by it.
+CREATE FUNCTION turn_key(tenant text, thread uuid, provider_turn_id text, turn_id uuid) RETURNS uuid
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT coalesce(md5(tenant || '/' || thread || '/' || nullif(provider_turn_id, ''))::uuid, turn_id)
+$$;
+
 ALTER TABLE usage_ledger ADD COLUMN usage_key uuid;
 UPDATE usage_ledger SET usage_key = turn_id;
 ALTER TABLE usage_ledger ALTER COLUMN usage_key SET NOT NULL;

@@ -8,16 +8,15 @@
 -- id until `agentwire project --rebuild`.
 ALTER TABLE turns ADD COLUMN provider_turn_id text;
 
-DROP VIEW turn_durations, turn_failures;
-
 -- One row per turn as every session that reports it sees it.
 CREATE VIEW turns_once WITH (security_invoker = true) AS
-SELECT DISTINCT ON (tenant_id, coalesce(md5(tenant_id || '/' || thread_id || '/' || provider_turn_id)::uuid, turn_id)) *
+SELECT DISTINCT ON (tenant_id, turn_key(tenant_id, thread_id, provider_turn_id, turn_id)) *
 FROM turns
-ORDER BY tenant_id, coalesce(md5(tenant_id || '/' || thread_id || '/' || provider_turn_id)::uuid, turn_id),
+ORDER BY tenant_id, turn_key(tenant_id, thread_id, provider_turn_id, turn_id),
     state IN ('failed', 'aborted', 'interrupted', 'cancelled') DESC, session_id;
 
-CREATE VIEW turn_durations WITH (security_invoker = true) AS
+-- Same columns as before: replaced in place, their grants kept.
+CREATE OR REPLACE VIEW turn_durations WITH (security_invoker = true) AS
 SELECT tenant_id, provider, coalesce(model, '') AS model, state,
        count(*) AS turns,
        round((percentile_cont(0.5) WITHIN GROUP (ORDER BY coalesce(duration_ms, EXTRACT(EPOCH FROM ended_at - started_at) * 1000)))::numeric, 3) AS p50_ms,
@@ -25,7 +24,7 @@ SELECT tenant_id, provider, coalesce(model, '') AS model, state,
        round(max(coalesce(duration_ms, EXTRACT(EPOCH FROM ended_at - started_at) * 1000))::numeric, 3) AS max_ms
 FROM turns_once GROUP BY 1, 2, 3, 4;
 
-CREATE VIEW turn_failures WITH (security_invoker = true) AS
+CREATE OR REPLACE VIEW turn_failures WITH (security_invoker = true) AS
 SELECT tenant_id, provider, state, coalesce(error_class, '') AS error_class,
        coalesce(error_message, stop_reason, '') AS reason,
        count(*) AS turns, max(ended_at) AS last_seen
@@ -36,8 +35,8 @@ GROUP BY 1, 2, 3, 4, 5;
 DO $$
 BEGIN
     IF EXISTS (SELECT FROM pg_roles WHERE rolname = 'agentwire_analyst') THEN
-        GRANT SELECT ON turns_once, turn_durations, turn_failures TO agentwire_analyst;
+        GRANT SELECT ON turns_once TO agentwire_analyst;
     END IF;
 EXCEPTION WHEN insufficient_privilege THEN
-    RAISE NOTICE 'agentwire: cannot grant agentwire_analyst the views; grant analysts SELECT yourself';
+    RAISE NOTICE 'agentwire: cannot grant agentwire_analyst the view turns_once; grant analysts SELECT yourself';
 END $$;

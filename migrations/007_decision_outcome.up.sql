@@ -6,14 +6,15 @@
 CREATE FUNCTION decision_outcome(decision text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT CASE
-    WHEN decision IS NULL THEN NULL
-    WHEN lower(replace(decision, '-', '_')) IN ('allow', 'allow_once', 'allow_always', 'accept', 'acceptforsession',
-        'acceptwithexecpolicyamendment', 'approved', 'approved_for_session', 'proceed_once', 'proceed_always',
-        'proceed_always_server', 'proceed_always_tool') THEN 'approved'
-    WHEN lower(replace(decision, '-', '_')) IN ('deny', 'denied', 'decline', 'reject', 'reject_once', 'reject_always') THEN 'denied'
-    WHEN lower(replace(decision, '-', '_')) IN ('cancel', 'cancelled', 'canceled', 'abort') THEN 'cancelled'
+    WHEN d IS NULL THEN NULL
+    WHEN d IN ('allow', 'allow_once', 'allow_always', 'accept', 'acceptforsession', 'acceptwithexecpolicyamendment',
+        'approved', 'approved_for_session', 'proceed_once', 'proceed_always', 'proceed_always_server',
+        'proceed_always_tool') THEN 'approved'
+    WHEN d IN ('deny', 'denied', 'decline', 'reject', 'reject_once', 'reject_always') THEN 'denied'
+    WHEN d IN ('cancel', 'cancelled', 'canceled', 'abort') THEN 'cancelled'
     ELSE 'other'
 END
+FROM (SELECT lower(replace(decision, '-', '_')) AS d) x
 $$;
 
 CREATE OR REPLACE VIEW approvals WITH (security_invoker = true) AS

@@ -209,7 +209,7 @@ func (p *Projector) runOnce(ctx context.Context) error {
 	workers := make([]*worker, p.cfg.Workers)
 	var wg sync.WaitGroup
 	for i := range workers {
-		workers[i] = &worker{p: p, in: make(chan jetstream.Msg, p.cfg.BatchSize), outer: ctx, run: run, lease: l, lost: cancel}
+		workers[i] = &worker{p: p, in: make(chan delivery, p.cfg.BatchSize), outer: ctx, run: run, lease: l, lost: cancel}
 		wg.Go(workers[i].loop)
 	}
 	err = p.dispatch(run, cons, workers)
@@ -333,7 +333,8 @@ func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, worke
 			p.log.Debug("consume: transient error", "err", err)
 			continue
 		}
-		if md, err := m.Metadata(); err == nil {
+		md, mdErr := m.Metadata()
+		if mdErr == nil {
 			if err := deliveries.next(md.Sequence.Consumer); err != nil {
 				// This message must not be applied: its session's earlier
 				// events may be the ones lost, and the checkpoint would
@@ -348,7 +349,7 @@ func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, worke
 		_, _ = f.Write([]byte(h.Get("ce-sessionid")))
 		w := workers[int(f.Sum32()%uint32(len(workers)))] //nolint:gosec // len(workers) is small
 		select {
-		case w.in <- m:
+		case w.in <- delivery{msg: m, md: md, err: mdErr}:
 		case <-run.Done():
 			return nil
 		}

@@ -445,10 +445,11 @@ var insertRates = upsertSQL("rate_limit_observations", "o", "", rateCols, nil)
 
 // upsertLedger resolves a turn's model when turn.completed had no
 // breakdown by model: the turn's, else the session's, else "unknown".
-// A row's usage_key is the turn: derived from the tenant, the thread and
-// the provider's turn id when the event names one (a Claude stream and
-// its session log give one turn two canonical ids, and the same provider
-// turn id), else the canonical turn id. Several sessions may report one
+// A row's usage_key is the turn as every session sees it (turn_key,
+// migration 005: from the thread and the provider's turn id when the
+// event names one; a Claude stream and its session log give one turn two
+// canonical ids and the same provider turn id), else the canonical turn
+// id. Several sessions may report one
 // key and model, in one batch or across batches: the row is the smallest
 // session's, so a turn's tokens are counted once, and its cost is that
 // session's if it states one, else the next session's that does (Claude's
@@ -468,7 +469,7 @@ FROM (
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
         $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::numeric[], $14::text[])
         AS x(t, turn, mo, p, s, th, at, i, ci, cw, o, r, c, pt)
-    CROSS JOIN LATERAL (SELECT coalesce(md5(x.t || '/' || x.th || '/' || nullif(x.pt, ''))::uuid, x.turn::uuid) AS usage_key) k
+    CROSS JOIN LATERAL (SELECT turn_key(x.t, x.th::uuid, x.pt, x.turn::uuid) AS usage_key) k
     CROSS JOIN LATERAL (SELECT coalesce(nullif(x.mo, ''),
             (SELECT model FROM turns WHERE tenant_id = x.t AND turn_id = x.turn::uuid),
             (SELECT model FROM sessions WHERE tenant_id = x.t AND session_id = x.s::uuid), 'unknown') AS model) m

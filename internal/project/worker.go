@@ -45,7 +45,7 @@ func classify(err error) error {
 // worker applies the sessions that hash to it, a batch per transaction.
 type worker struct {
 	p     *Projector
-	in    chan jetstream.Msg
+	in    chan delivery
 	outer context.Context //nolint:containedctx // cancelled on shutdown: drain what is in hand
 	run   context.Context //nolint:containedctx // cancelled on shutdown or when the run is lost: abandon
 	lease lease
@@ -81,6 +81,14 @@ type deadEvent struct {
 	reason string
 }
 
+// delivery is a message with its JetStream metadata, read once by the
+// dispatcher (which checks the delivery order with it).
+type delivery struct {
+	msg jetstream.Msg
+	md  *jetstream.MsgMetadata
+	err error // why there is no metadata
+}
+
 func (w *worker) loop() {
 	n := w.p.cfg.BatchSize
 	for {
@@ -88,7 +96,7 @@ func (w *worker) loop() {
 		if !ok {
 			return
 		}
-		msgs := []jetstream.Msg{m}
+		msgs := []delivery{m}
 	fill:
 		for len(msgs) < n {
 			select {
@@ -120,14 +128,14 @@ func (w *worker) abandon(drainStart *time.Time) bool {
 	return w.run.Err() != nil
 }
 
-func (w *worker) process(msgs []jetstream.Msg) {
+func (w *worker) process(msgs []delivery) {
 	p := w.p
 	ctx := context.WithoutCancel(w.run)
 	batch := make([]*decoded, 0, len(msgs))
-	for _, m := range msgs {
-		md, err := m.Metadata()
-		if err != nil {
-			p.deadLetter(ctx, m, "", "no JetStream metadata: "+err.Error())
+	for _, d := range msgs {
+		m := d.msg
+		if d.err != nil {
+			p.deadLetter(ctx, m, "", "no JetStream metadata: "+d.err.Error())
 			continue
 		}
 		ev, err := decodeEvent(m.Subject(), m.Headers(), m.Data())
@@ -135,7 +143,7 @@ func (w *worker) process(msgs []jetstream.Msg) {
 			p.deadLetter(ctx, m, m.Headers().Get("ce-tenant"), "undecodable event: "+err.Error())
 			continue
 		}
-		batch = append(batch, &decoded{msg: m, seq: md.Sequence.Stream, ev: ev})
+		batch = append(batch, &decoded{msg: m, seq: d.md.Sequence.Stream, ev: ev})
 	}
 	if len(batch) == 0 {
 		return
