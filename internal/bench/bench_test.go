@@ -70,8 +70,8 @@ func TestProjectFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pf.EventsPerS <= 0 || pf.BaselineEventsPerS <= 0 {
-		t.Errorf("rates %+v, want both positive", pf)
+	if pf.EventsPerS <= 0 || pf.BaselineEventsPerS <= 0 || pf.FloorEventsPerS <= 0 || pf.FloorRatio <= 0 {
+		t.Errorf("rates %+v, want the projector's, the baseline's and the floor's positive", pf)
 	}
 	if pf.RatioMin <= 0 || pf.RatioMin > pf.Ratio || pf.Ratio > pf.RatioMax {
 		t.Errorf("ratios %+v, want 0 < min <= median <= max", pf)
@@ -83,7 +83,8 @@ func TestProjectFigures(t *testing.T) {
 	if err := pf.print(&out); err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"project_events_per_s", "project_baseline_events_per_s", "project_vs_baseline ", "project_vs_baseline_min", "project_vs_baseline_max"}
+	names := []string{"project_events_per_s", "project_baseline_events_per_s", "project_vs_baseline ", "project_vs_baseline_min", "project_vs_baseline_max",
+		"project_floor_events_per_s", "project_floor_vs_baseline"}
 	if runtime.GOOS == "linux" {
 		// The machine's CPU is read from /proc/stat: each phase kept at
 		// least one CPU busy for tens of milliseconds.

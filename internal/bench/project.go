@@ -47,6 +47,16 @@ type ProjectFigures struct {
 	// RatioMin and RatioMax are the rounds' smallest and largest ratios:
 	// how much to trust Ratio.
 	RatioMin, RatioMax float64
+	// FloorEventsPerS is what consuming RUNTIME costs before any
+	// projecting: the projector's consumer, batch size and explicit acks,
+	// each batch's log rows (decoded before the clock) copied into a bare
+	// table like the baseline's, committed, then acked; consuming and
+	// copying overlap. A projector consuming RUNTIME this way, with a
+	// transaction per batch, cannot be faster: FloorRatio (the rounds'
+	// median of floor / baseline) is the ceiling of Ratio on this machine,
+	// and Ratio / FloorRatio is what the projector's own work (decoding,
+	// folding, the projections, the log's keys) leaves of it.
+	FloorEventsPerS, FloorRatio float64
 	// CPUMsPer1k and BaselineCPUMsPer1k are what the projector and the
 	// baseline cost the whole machine (every CPU, every process: Postgres
 	// and the embedded NATS server too) in CPU milliseconds per thousand
@@ -74,6 +84,8 @@ func (pf ProjectFigures) print(w io.Writer) error {
 		{"project_vs_baseline", "ratio", pf.Ratio},
 		{"project_vs_baseline_min", "ratio", pf.RatioMin},
 		{"project_vs_baseline_max", "ratio", pf.RatioMax},
+		{"project_floor_events_per_s", "events/s", pf.FloorEventsPerS},
+		{"project_floor_vs_baseline", "ratio", pf.FloorRatio},
 		{"project_cpu_ms_per_1k_events", "ms", pf.CPUMsPer1k},
 		{"project_baseline_cpu_ms_per_1k_events", "ms", pf.BaselineCPUMsPer1k},
 	} {
@@ -136,23 +148,26 @@ func Project(ctx context.Context, databaseURL, recordings string, n int, log *sl
 			return out, err
 		}
 	}
-	var rates, baselines, ratios, cpu, baselineCPU []float64
+	var rates, baselines, ratios, floors, floorRatios, cpu, baselineCPU []float64
 	for r := range ProjectRounds {
 		f, err := projectRound(ctx, databaseURL, layout, bus.ProjectConsumer+"-bench-"+strconv.Itoa(r), docs, log)
 		if err != nil {
 			return out, err
 		}
 		rates, baselines, ratios = append(rates, f.rate), append(baselines, f.baseline), append(ratios, f.rate/f.baseline)
+		floors, floorRatios = append(floors, f.floor), append(floorRatios, f.floor/f.baseline)
 		cpu, baselineCPU = append(cpu, f.cpu), append(baselineCPU, f.baselineCPU)
 	}
 	slices.Sort(ratios)
 	return ProjectFigures{EventsPerS: median(rates), BaselineEventsPerS: median(baselines), Ratio: median(ratios),
-		RatioMin: ratios[0], RatioMax: ratios[len(ratios)-1], CPUMsPer1k: median(cpu), BaselineCPUMsPer1k: median(baselineCPU)}, nil
+		RatioMin: ratios[0], RatioMax: ratios[len(ratios)-1], FloorEventsPerS: median(floors), FloorRatio: median(floorRatios),
+		CPUMsPer1k: median(cpu), BaselineCPUMsPer1k: median(baselineCPU)}, nil
 }
 
-// roundFigures are one round's rates (events/s) and machine CPU (ms per
-// thousand events) of the projector and its baseline.
-type roundFigures struct{ rate, baseline, cpu, baselineCPU float64 }
+// roundFigures are one round's rates (events/s) of the projector, its
+// baseline and its floor, and the machine CPU (ms per thousand events) of
+// the first two.
+type roundFigures struct{ rate, baseline, floor, cpu, baselineCPU float64 }
 
 func median(xs []float64) float64 {
 	slices.Sort(xs)
@@ -161,7 +176,7 @@ func median(xs []float64) float64 {
 
 // projectRound measures, in a scratch schema of its own, the projector
 // reading the whole preloaded RUNTIME stream through a new consumer, then
-// the baseline copying rows into a bare table.
+// the baseline copying rows into a bare table, then the floor.
 func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, consumer string, docs [][]byte, log *slog.Logger) (roundFigures, error) {
 	var f roundFigures
 	pool, drop, err := scratchSchema(ctx, databaseURL)
@@ -214,7 +229,110 @@ func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, c
 	}
 	f.baseline = float64(len(events)) / time.Since(start).Seconds()
 	f.baselineCPU = cpu.msPer1k(len(events))
+
+	elapsed, err = floorRound(ctx, pool, layout, consumer+"-floor", events)
+	if err != nil {
+		return f, fmt.Errorf("floor: %w", err)
+	}
+	f.floor = float64(len(events)) / elapsed.Seconds()
 	return f, nil
+}
+
+// floorRound consumes the preloaded RUNTIME stream through a new consumer
+// configured as the projector's, as the projector does (a batch is what
+// has arrived, up to its batch size), and copies each batch's log rows
+// into a bare table, a transaction per batch, acking its messages after
+// the commit. A reader fills the next batch while one is copied. The rows
+// are built from events, the stream's events in order, decoded before the
+// clock: nothing is decoded or projected.
+func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, consumer string, events []canonical.Event) (time.Duration, error) {
+	if _, err := pool.Exec(ctx, `CREATE TABLE bench_floor (LIKE events INCLUDING COMPRESSION)`); err != nil {
+		return 0, err
+	}
+	pc := project.Config{}.WithDefaults()
+	start := time.Now()
+	cons, err := layout.JS.CreateOrUpdateConsumer(ctx, bus.RuntimeStream, layout.ProjectConsumerConfig(consumer, 4*pc.Workers*pc.BatchSize))
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = layout.JS.DeleteConsumer(context.WithoutCancel(ctx), bus.RuntimeStream, consumer) }()
+	it, err := cons.Messages(jetstream.PullMaxMessages(2*pc.BatchSize), jetstream.PullExpiry(5*time.Second))
+	if err != nil {
+		return 0, err
+	}
+	defer it.Stop()
+	in := make(chan jetstream.Msg, pc.BatchSize)
+	read := make(chan error, 1)
+	go func() {
+		defer close(in)
+		for range events {
+			m, err := it.Next()
+			if err != nil {
+				read <- err
+				return
+			}
+			in <- m
+		}
+	}()
+	copied := 0
+	for m := range in {
+		batch := []jetstream.Msg{m}
+	fill:
+		for len(batch) < pc.BatchSize {
+			select {
+			case m, ok := <-in:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, m)
+			default:
+				break fill
+			}
+		}
+		if err := copyBatch(ctx, pool, batch, events); err != nil {
+			return 0, err
+		}
+		for _, m := range batch {
+			if err := m.Ack(); err != nil {
+				return 0, err
+			}
+		}
+		copied += len(batch)
+	}
+	if copied < len(events) {
+		return 0, fmt.Errorf("consumed %d of %d events: %w", copied, len(events), <-read)
+	}
+	if err := waitAcked(ctx, layout.JS, consumer, make(chan error)); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// copyBatch copies the log rows of a batch of RUNTIME messages into
+// bench_floor in a transaction of its own.
+func copyBatch(ctx context.Context, pool *pgxpool.Pool, batch []jetstream.Msg, events []canonical.Event) error {
+	seqs := make([]uint64, len(batch))
+	for i, m := range batch {
+		md, err := m.Metadata()
+		if err != nil {
+			return err
+		}
+		if seqs[i] = md.Sequence.Stream; seqs[i] == 0 || seqs[i] > uint64(len(events)) {
+			return fmt.Errorf("stream sequence %d: not one of the %d events published", seqs[i], len(events))
+		}
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rows := project.EventSource(len(batch), func(i int) (*canonical.Event, uint64, []byte) {
+		return &events[seqs[i]-1], seqs[i], batch[i].Data()
+	})
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"bench_floor"}, project.EventColumns, rows); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
 // benchEvents maps the recordings, each repetition a new session of its
