@@ -29,7 +29,8 @@ type databaseFlags struct {
 
 func (f *databaseFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.url, "database-url", os.Getenv("DATABASE_URL"), "Postgres to project into (default $DATABASE_URL)")
-	cmd.Flags().IntVar(&f.workers, "project-workers", 4, "sessions the projector applies in parallel, each on a connection of its own")
+	cmd.Flags().IntVar(&f.workers, "project-workers", project.DefaultWorkers(),
+		"sessions the projector applies in parallel, each on a connection of its own; one per CPU by default, 2 to 8")
 	cmd.Flags().BoolVar(&f.rebuild, "rebuild", false,
 		"first empty the event log and the projections and rebuild them from RUNTIME's first event (after a projector fix); waits for a running projector to stop, and refuses if RUNTIME lost events. Once: a service restarted with it rebuilds again")
 }
