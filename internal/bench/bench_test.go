@@ -88,10 +88,10 @@ func TestProjectFigures(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		// The machine's CPU is read from /proc/stat: each phase kept at
 		// least one CPU busy for tens of milliseconds.
-		if pf.CPUMsPer1k <= 0 || pf.BaselineCPUMsPer1k <= 0 {
-			t.Errorf("CPU per 1k events %v (projector), %v (baseline), want both positive", pf.CPUMsPer1k, pf.BaselineCPUMsPer1k)
+		if pf.CPUMsPer1k <= 0 || pf.BaselineCPUMsPer1k <= 0 || pf.FloorCPUMsPer1k <= 0 {
+			t.Errorf("CPU per 1k events %v (projector), %v (baseline), %v (floor), want all positive", pf.CPUMsPer1k, pf.BaselineCPUMsPer1k, pf.FloorCPUMsPer1k)
 		}
-		names = append(names, "project_cpu_ms_per_1k_events", "project_baseline_cpu_ms_per_1k_events")
+		names = append(names, "project_cpu_ms_per_1k_events", "project_baseline_cpu_ms_per_1k_events", "project_floor_cpu_ms_per_1k_events")
 	}
 	for _, name := range names {
 		if !strings.Contains(out.String(), name) {
