@@ -132,17 +132,24 @@ var projectMetricHelp = map[string]string{
 	"restarts":      "Restarts of the consume loop (Postgres, NATS or the lock lost).",
 }
 
-// runProjector projects until ctx ends, logging progress; with rebuild,
-// it first empties the projections and rebuilds them from RUNTIME's first
-// event, saying how far the rebuild is until it has caught up.
-func runProjector(ctx context.Context, p *project.Projector, db databaseFlags, log *slog.Logger) error {
-	var rebuildTo uint64
-	if db.rebuild {
-		var err error
-		if rebuildTo, err = p.PrepareRebuild(ctx); err != nil {
-			return fmt.Errorf("rebuild: %w", err)
-		}
+// prepareRebuild, with --rebuild, empties the projections for a rebuild
+// from RUNTIME's first event and returns RUNTIME's last sequence (0
+// without --rebuild).
+func prepareRebuild(ctx context.Context, p *project.Projector, db databaseFlags) (uint64, error) {
+	if !db.rebuild {
+		return 0, nil
 	}
+	to, err := p.PrepareRebuild(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("rebuild: %w", err)
+	}
+	return to, nil
+}
+
+// runProjector projects until ctx ends, logging progress; after a
+// rebuild was prepared (rebuildTo, RUNTIME's last sequence then), it says
+// how far the rebuild is until it has caught up.
+func runProjector(ctx context.Context, p *project.Projector, rebuildTo uint64, db databaseFlags, log *slog.Logger) error {
 	log.Info("projector running", "workers", db.workers)
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -225,7 +232,10 @@ Metrics and health: http://127.0.0.1:9465/metrics and /healthz (--metrics-listen
 				return err
 			}
 			defer stop()
-			err = runProjector(ctx, p, db, log)
+			rebuildTo, err := prepareRebuild(ctx, p, db)
+			if err == nil {
+				err = runProjector(ctx, p, rebuildTo, db, log)
+			}
 			if derr := nc.Drain(); derr != nil {
 				log.Debug("drain", "err", derr)
 			}
@@ -289,12 +299,20 @@ func startProjector(ctx context.Context, stderr io.Writer, natsURL string, f ser
 		pool.Close()
 		return nil, err
 	}
-	_, _ = fmt.Fprintln(stderr, "agentwire: projecting RUNTIME into Postgres")
 	p := newProjector(ctx, pool, nc, layout, db.workers, f.batch, obs, log)
+	// A rebuild that cannot be done is refused before the pipeline starts,
+	// so that up exits saying why instead of running without projecting.
+	rebuildTo, err := prepareRebuild(ctx, p, db)
+	if err != nil {
+		_ = nc.Drain()
+		pool.Close()
+		return nil, err
+	}
+	_, _ = fmt.Fprintln(stderr, "agentwire: projecting RUNTIME into Postgres")
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := runProjector(ctx, p, db, log); err != nil {
+		if err := runProjector(ctx, p, rebuildTo, db, log); err != nil {
 			log.Error("projector failed", "err", err)
 		}
 		_ = nc.Drain()

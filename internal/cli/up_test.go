@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"regexp"
@@ -14,8 +15,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/dbtest"
 	"github.com/agentwire/agentwire/internal/natstest"
 )
@@ -208,4 +211,41 @@ func freeAddr(t *testing.T) string {
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 	return addr
+}
+
+// TestUpRebuildRefused: `up --rebuild` on a RUNTIME that lost its first
+// events (aged out or purged) cannot rebuild without losing what they
+// built. It exits at once, non-zero, saying why, instead of ingesting and
+// normalizing with no projector, and changes nothing in Postgres.
+func TestUpRebuildRefused(t *testing.T) {
+	t.Parallel()
+	pool, dbURL := schemaURL(t)
+	srv := natstest.Server(t)
+	nc, layout, err := bus.Open(t.Context(), srv.ClientURL(), "test", bus.Config{}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	for range 2 {
+		_, err := layout.JS.Publish(t.Context(), "runtime.codex.turn.started", []byte(`{}`))
+		require.NoError(t, err)
+	}
+	st, err := layout.JS.Stream(t.Context(), bus.RuntimeStream)
+	require.NoError(t, err)
+	require.NoError(t, st.Purge(t.Context(), jetstream.WithPurgeSequence(2)))
+	nc.Close()
+	_, err = pool.Exec(t.Context(), `CREATE TABLE IF NOT EXISTS keep_me (x int); INSERT INTO keep_me VALUES (1)`)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	up := start(ctx, "up", "--nats-url", srv.ClientURL(), "--database-url", dbURL, "--metrics-listen", freeAddr(t), "--rebuild")
+	select {
+	case code := <-up.done:
+		require.NotEqual(t, ExitOK, code, up.stderr.String())
+	case <-ctx.Done():
+		t.Fatalf("agentwire up --rebuild kept running on a RUNTIME that lost events:\n%s", up.stderr.String())
+	}
+	require.Contains(t, up.stderr.String(), "RUNTIME no longer holds every event: it starts at sequence 2")
+	require.NotContains(t, up.stderr.String(), "projecting RUNTIME into Postgres")
+	var n int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM keep_me`).Scan(&n))
+	require.Equal(t, 1, n)
 }
