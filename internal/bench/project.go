@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -201,18 +202,16 @@ func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, c
 	}
 
 	// The projector, from the preloaded stream to its last ack.
-	for _, pass := range []string{"-warm", ""} {
+	err = warmThenMeasure(func(pass string) error {
 		elapsed, cpu, err := projectPass(ctx, pool, layout, consumer+pass, len(docs), log)
 		if err != nil {
-			return f, err
-		}
-		if pass != "" {
-			if err := truncateAll(ctx, pool); err != nil {
-				return f, err
-			}
-			continue
+			return err
 		}
 		f.rate, f.cpu = float64(len(docs))/elapsed.Seconds(), cpu
+		return nil
+	}, func() error { return truncate(ctx, pool, project.Tables...) })
+	if err != nil {
+		return f, err
 	}
 
 	// The baseline: the same events' log columns, copied into a bare table:
@@ -228,42 +227,34 @@ func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, c
 			return f, err
 		}
 	}
-	if _, err := pool.Exec(ctx, `CREATE TABLE bench_events (LIKE events INCLUDING COMPRESSION)`); err != nil {
+	if _, err := pool.Exec(ctx, `CREATE TABLE bench_events (LIKE events INCLUDING COMPRESSION);
+CREATE TABLE bench_floor (LIKE events INCLUDING COMPRESSION)`); err != nil {
 		return f, err
 	}
-	for _, warm := range []bool{true, false} {
+	err = warmThenMeasure(func(string) error {
 		start, cpu := time.Now(), startCPU()
 		rows := project.EventSource(len(events), func(i int) (*canonical.Event, uint64, []byte) { return &events[i], uint64(i + 1), docs[i] }) //nolint:gosec // i is non-negative
 		if _, err := pool.CopyFrom(ctx, pgx.Identifier{"bench_events"}, project.EventColumns, rows); err != nil {
-			return f, fmt.Errorf("baseline copy: %w", err)
+			return fmt.Errorf("baseline copy: %w", err)
 		}
-		if warm {
-			if _, err := pool.Exec(ctx, `TRUNCATE bench_events`); err != nil {
-				return f, err
-			}
-			continue
-		}
-		f.baseline = float64(len(events)) / time.Since(start).Seconds()
-		f.baselineCPU = cpu.msPer1k(len(events))
-	}
-
-	if _, err := pool.Exec(ctx, `CREATE TABLE bench_floor (LIKE events INCLUDING COMPRESSION)`); err != nil {
+		f.baseline, f.baselineCPU = float64(len(events))/time.Since(start).Seconds(), cpu.msPer1k(len(events))
+		return nil
+	}, func() error { return truncate(ctx, pool, "bench_events") })
+	if err != nil {
 		return f, err
 	}
-	for _, pass := range []string{"-floor-warm", "-floor"} {
+
+	err = warmThenMeasure(func(pass string) error {
 		cpu := startCPU()
-		elapsed, err := floorRound(ctx, pool, layout, consumer+pass, events)
+		elapsed, err := floorRound(ctx, pool, layout, consumer+"-floor"+pass, events)
 		if err != nil {
-			return f, fmt.Errorf("floor: %w", err)
+			return fmt.Errorf("floor: %w", err)
 		}
-		if pass == "-floor-warm" {
-			if _, err := pool.Exec(ctx, `TRUNCATE bench_floor`); err != nil {
-				return f, err
-			}
-			continue
-		}
-		f.floor = float64(len(events)) / elapsed.Seconds()
-		f.floorCPU = cpu.msPer1k(len(events))
+		f.floor, f.floorCPU = float64(len(events))/elapsed.Seconds(), cpu.msPer1k(len(events))
+		return nil
+	}, func() error { return truncate(ctx, pool, "bench_floor") })
+	if err != nil {
+		return f, err
 	}
 	return f, nil
 }
@@ -289,20 +280,23 @@ func projectPass(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, co
 	return elapsed, ms, nil
 }
 
-// truncateAll empties every table of the scratch schema but the record of
-// the migrations applied.
-func truncateAll(ctx context.Context, pool *pgxpool.Pool) error {
-	_, err := pool.Exec(ctx, `DO $$
-DECLARE t text;
-BEGIN
-    FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations' LOOP
-        EXECUTE 'TRUNCATE ' || quote_ident(t);
-    END LOOP;
-END $$`)
-	if err != nil {
-		return fmt.Errorf("truncate the scratch tables: %w", err)
+// warmThenMeasure runs phase twice: first warming up (pass "-warm", a
+// suffix for what must be named anew, like a consumer), then reset to
+// undo what it wrote, then measured (pass ""). The phase records its
+// figures each time; the measured pass's are the ones left.
+func warmThenMeasure(phase func(pass string) error, reset func() error) error {
+	if err := phase("-warm"); err != nil {
+		return err
 	}
-	return nil
+	if err := reset(); err != nil {
+		return fmt.Errorf("reset after warming up: %w", err)
+	}
+	return phase("")
+}
+
+func truncate(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
+	_, err := pool.Exec(ctx, "TRUNCATE "+strings.Join(tables, ", "))
+	return err
 }
 
 // floorRound consumes the preloaded RUNTIME stream through a new consumer

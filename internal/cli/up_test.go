@@ -21,6 +21,7 @@ import (
 	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/dbtest"
 	"github.com/agentwire/agentwire/internal/natstest"
+	"github.com/agentwire/agentwire/migrations"
 )
 
 // TestUpEndToEnd is `agentwire up` as the README runs it: an embedded NATS,
@@ -231,7 +232,12 @@ func TestUpRebuildRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, st.Purge(t.Context(), jetstream.WithPurgeSequence(2)))
 	nc.Close()
-	_, err = pool.Exec(t.Context(), `CREATE TABLE IF NOT EXISTS keep_me (x int); INSERT INTO keep_me VALUES (1)`)
+	// A projection written before: a rebuild empties the checkpoints first
+	// of all (project.Tables).
+	_, err = migrations.UpPool(t.Context(), pool)
+	require.NoError(t, err)
+	_, err = pool.Exec(t.Context(), `INSERT INTO projector_checkpoints (consumer, tenant_id, session_id, last_seq)
+VALUES ('project', 'acme', gen_random_uuid(), 1)`)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -246,6 +252,6 @@ func TestUpRebuildRefused(t *testing.T) {
 	require.Contains(t, up.stderr.String(), "RUNTIME no longer holds every event: it starts at sequence 2")
 	require.NotContains(t, up.stderr.String(), "projecting RUNTIME into Postgres")
 	var n int
-	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM keep_me`).Scan(&n))
-	require.Equal(t, 1, n)
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM projector_checkpoints`).Scan(&n))
+	require.Equal(t, 1, n, "the refused rebuild emptied the projections")
 }
