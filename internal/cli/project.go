@@ -87,6 +87,7 @@ func newProjector(ctx context.Context, pool *pgxpool.Pool, nc *nats.Conn, layout
 	obs.counters("project", map[string]*atomic.Uint64{
 		"applied": &s.Applied, "skipped": &s.Skipped, "dead_lettered": &s.DeadLettered, "batches": &s.Batches,
 		"retries": &s.Retries, "deadlocks": &s.Deadlocks, "restarts": &s.Restarts,
+		"superseded": &s.Superseded,
 	}, projectMetricHelp)
 	obs.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -130,6 +131,7 @@ var projectMetricHelp = map[string]string{
 	"retries":       "Batches retried after a transient Postgres error.",
 	"deadlocks":     "Retries due to a deadlock Postgres detected (expected 0).",
 	"restarts":      "Restarts of the consume loop (Postgres, NATS or the lock lost).",
+	"superseded":    "Batches rolled back because another projector had taken over (this one had lost its lock).",
 }
 
 // prepareRebuild, with --rebuild, empties the projections for a rebuild

@@ -30,11 +30,15 @@
 // applied before an earlier one that was lost in flight, each life of the
 // consume loop starts by rewinding the consumer to its ack floor, and one
 // projector per consumer and database is active at a time (a Postgres
-// advisory lock; others stand by). Every batch checks, in its transaction,
-// that the lock's connection still holds the lock, so a projector that
-// lost it commits nothing after a standby may have taken over. The loop
-// starts over when the lock is lost (Postgres restarted, the connection
-// killed) or NATS reconnects.
+// advisory lock; others stand by). The lock alone cannot stop a
+// projector that lost it without knowing yet: taking the lock, a
+// projector starts a new generation of the consumer's lease
+// (projector_leases) and waits out the batches in flight under the old
+// one; every batch reads the generation just before it commits and rolls
+// back if it is no longer its own, so nothing commits behind a projector
+// that has taken over. The loop starts over when the lock is lost
+// (Postgres restarted, the connection killed), the lease taken over, or
+// NATS reconnects.
 //
 // # Batches
 //

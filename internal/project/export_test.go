@@ -1,6 +1,12 @@
 package project
 
-import "github.com/agentwire/agentwire/pkg/canonical"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
 
 // WithFoldHook returns c with a hook run before each event is folded.
 func WithFoldHook(c Config, hook func(*canonical.Event)) Config {
@@ -18,4 +24,10 @@ func DeliveryGap(delivered ...uint64) bool {
 		}
 	}
 	return false
+}
+
+// TakeOver starts a new generation of p's lease on conn, as a projector
+// taking over does, and returns once no batch of an earlier one can commit.
+func TakeOver(ctx context.Context, p *Projector, conn *pgx.Conn) (int64, error) {
+	return p.takeOver(ctx, conn)
 }

@@ -84,6 +84,9 @@ type Stats struct {
 	Deadlocks atomic.Uint64
 	// Restarts counts restarts of the consume loop (Postgres or NATS lost).
 	Restarts atomic.Uint64
+	// Superseded counts batches rolled back because another projector had
+	// taken over the lease (this one had lost its lock).
+	Superseded atomic.Uint64
 }
 
 // Projector applies RUNTIME to the Postgres projections. Start it with Run.
@@ -142,6 +145,7 @@ func (p *Projector) Backlog(ctx context.Context) (uint64, error) {
 
 var (
 	errLockLost    = errors.New("lost the projector lock")
+	errSuperseded  = errors.New("another projector took over")
 	errReconnected = errors.New("reconnected to NATS")
 	errDeliveryGap = errors.New("a delivery was lost in flight")
 )
@@ -153,8 +157,10 @@ var (
 // was already applied. It returns an error only for what retrying cannot
 // fix (a schema that does not match).
 func (p *Projector) Run(ctx context.Context) error {
-	backoff := 250 * time.Millisecond
+	const firstBackoff = 250 * time.Millisecond
+	backoff := firstBackoff
 	for {
+		started := time.Now()
 		err := p.runOnce(ctx)
 		if ctx.Err() != nil {
 			return nil //nolint:nilerr // shutting down: what the last run hit does not matter
@@ -168,6 +174,11 @@ func (p *Projector) Run(ctx context.Context) error {
 			return err
 		}
 		p.stats.Restarts.Add(1)
+		if time.Since(started) > time.Minute {
+			// A run that lasted is not part of a string of failures: the
+			// last one, hours ago, must not make this one wait longer.
+			backoff = firstBackoff
+		}
 		p.log.Warn("projector restarting", "err", err, "in", backoff)
 		sleep(ctx, backoff)
 		backoff = min(2*backoff, 5*time.Second)
@@ -267,15 +278,19 @@ func (p *Projector) takeLock(ctx context.Context, waiting string) (*pgx.Conn, er
 	}
 }
 
-// lease is this run's lease: the lock's backend, and the checkpoints' key
-// for the RUNTIME stream as it is now. The checkpoints of the consumer's
-// earlier streams are deleted: they can only skip events.
+// lease is this run's lease: a new generation of the consumer's lease,
+// and the checkpoints' key for the RUNTIME stream as it is now. The
+// checkpoints of the consumer's earlier streams are deleted: they can
+// only skip events.
 func (p *Projector) lease(ctx context.Context, lock *pgx.Conn) (lease, error) {
 	st, err := p.layout.JS.Stream(ctx, bus.RuntimeStream)
 	if err != nil {
 		return lease{}, fmt.Errorf("stream %s: %w", bus.RuntimeStream, err)
 	}
-	l := lease{fence: lock.PgConn().PID(), checkpoints: p.cfg.Consumer + "@" + st.CachedInfo().Created.UTC().Format(time.RFC3339Nano)}
+	l := lease{checkpoints: p.cfg.Consumer + "@" + st.CachedInfo().Created.UTC().Format(time.RFC3339Nano)}
+	if l.generation, err = p.takeOver(ctx, lock); err != nil {
+		return lease{}, err
+	}
 	tag, err := lock.Exec(ctx, `DELETE FROM projector_checkpoints
 		WHERE (consumer = $1 OR left(consumer, length($1) + 1) = $1 || '@') AND consumer <> $2`, p.cfg.Consumer, l.checkpoints)
 	if err != nil {
@@ -286,6 +301,47 @@ func (p *Projector) lease(ctx context.Context, lock *pgx.Conn) (lease, error) {
 	}
 	return l, nil
 }
+
+// takeOver starts a new generation of the consumer's lease on lock (the
+// connection holding the consumer's lock) and returns it, once no batch
+// transaction of an earlier generation can commit any more.
+//
+// A batch transaction takes the consumer's barrier lock (shared), then, in
+// a statement of its own and so with a snapshot taken after it has the
+// lock, reads the generation, and commits only if it is its own. Taking
+// the barrier lock exclusively after the new generation is committed
+// waits for every batch transaction holding it: those that read the old
+// generation commit first, and any after sees the new one and rolls back.
+// A projector whose lock was lost (its connection killed, Postgres
+// restarted) is otherwise told only at its watcher's next ping, seconds
+// later; meanwhile its batches commit only while no other projector has
+// taken over, which is harmless.
+func (p *Projector) takeOver(ctx context.Context, lock *pgx.Conn) (int64, error) {
+	var gen int64
+	if err := lock.QueryRow(ctx, takeLease, p.cfg.Consumer).Scan(&gen); err != nil {
+		return 0, classify(fmt.Errorf("take the projector lease: %w", err))
+	}
+	waiting := time.AfterFunc(5*time.Second, func() {
+		p.log.Info("waiting for the previous projector's transactions to end", "consumer", p.cfg.Consumer)
+	})
+	defer waiting.Stop()
+	for _, q := range []string{`SELECT pg_advisory_lock(` + barrierKey + `)`, `SELECT pg_advisory_unlock(` + barrierKey + `)`} {
+		if _, err := lock.Exec(ctx, q, p.cfg.Consumer); err != nil {
+			return 0, classify(fmt.Errorf("wait out the previous projector's transactions: %w", err))
+		}
+	}
+	return gen, nil
+}
+
+const takeLease = `
+INSERT INTO projector_leases AS l (consumer, generation, holder) VALUES ($1, 1, pg_backend_pid())
+ON CONFLICT (consumer) DO UPDATE SET generation = l.generation + 1, holder = EXCLUDED.holder, taken_at = now()
+RETURNING generation`
+
+// barrierKey is the advisory lock, in the two-key space (apart from
+// lockKey's), that batch transactions hold shared and a projector taking
+// over takes exclusively.
+const barrierKey = lockKey + `, 0`
 
 // watch ends the run when the lock's connection dies (Postgres restarted:
 // the lock is gone) or the NATS connection was re-established (messages in

@@ -18,6 +18,11 @@ var Tables = []string{
 	"rate_limit_observations", "usage_ledger", "unmapped_kinds", "projector_checkpoints",
 }
 
+// KeptTables are the tables of the projector that a rebuild leaves alone:
+// the lease, whose generations must only grow (a projector that lost its
+// lock would commit again under a generation counted anew).
+var KeptTables = []string{"projector_leases"}
+
 // ErrRuntimeIncomplete is returned by PrepareRebuild when RUNTIME no
 // longer holds its first events.
 var ErrRuntimeIncomplete = errors.New("RUNTIME no longer holds every event")
@@ -51,6 +56,11 @@ func (p *Projector) prepareRebuild(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	defer func() { _ = lock.Close(context.WithoutCancel(ctx)) }()
+	// A projector that lost the lock to this one must not write into the
+	// tables emptied below.
+	if _, err := p.takeOver(ctx, lock); err != nil {
+		return 0, err
+	}
 
 	st, err := p.layout.JS.Stream(ctx, bus.RuntimeStream)
 	if err != nil {

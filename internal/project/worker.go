@@ -55,9 +55,9 @@ type worker struct {
 
 // lease is what one run of the consume loop holds.
 type lease struct {
-	// fence is the backend of the connection holding the projector's
-	// lock; every batch checks that it still does before committing.
-	fence uint32
+	// generation is the run's generation of the consumer's lease; a batch
+	// commits only while it is the current one (Projector.takeOver).
+	generation int64
 	// checkpoints is the key the run's checkpoints are kept under: the
 	// consumer and the RUNTIME stream's creation time. A stream made anew
 	// (its store lost or deleted) counts sequences from 1 again, and the
@@ -178,11 +178,11 @@ func (w *worker) process(msgs []delivery) {
 			p.log.Error("projector stopped", "err", err)
 			w.err = err
 			return
-		case errors.Is(err, errLockLost):
-			// Another projector may be active by now: what is in hand is
-			// left to whoever holds the lock.
+		case errors.Is(err, errSuperseded):
+			// Another projector is active: what is in hand is left to it.
+			p.stats.Superseded.Add(1)
 			w.lost(err)
-			p.log.Warn("lost the projector lock; the batch will be redelivered", "events", len(batch))
+			p.log.Warn("another projector took over; the batch will be redelivered", "events", len(batch), "err", err)
 			return
 		}
 		if w.abandon(&drainStart) {
@@ -244,11 +244,10 @@ RETURNING tenant_id, event_id::text`
 // applied already, the transaction is rolled back and the batch applied
 // again knowing which events are new.
 //
-// l.fence is the backend holding the projector's lock: a batch commits
-// only if it still does. Workers outlive a lost lock by up to the watcher's
-// ping interval, and a standby may take the lock meanwhile; two projectors
-// consuming at once would split a session's events between them, and the
-// one behind would skip what the other's checkpoint passed.
+// l.generation is the run's generation of the projector's lease: a batch
+// commits only while it is still the current one (Projector.takeOver).
+// Two projectors consuming at once would split a session's events between
+// them, and the one behind would skip what the other's checkpoint passed.
 func (p *Projector) apply(ctx context.Context, batch []*decoded, careful bool, l lease) (outcome, error) {
 	mode := applyOptimistic
 	if careful {
@@ -274,7 +273,10 @@ var errAlreadyApplied = errors.New("the batch holds an event applied already")
 
 func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMode, l lease) (outcome, error) {
 	var out outcome
-	tx, err := p.pool.Begin(ctx)
+	// Read committed, whatever the server's default: the lease's
+	// generation must be read with a snapshot taken after the barrier lock
+	// (Projector.takeOver), not the transaction's first statement's.
+	tx, err := p.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return out, classify(err)
 	}
@@ -364,13 +366,14 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 	}
 	w.queue(b)
 	queueCheckpoints(b, l.checkpoints, last)
-	held := false
-	b.Queue(lockHeld, p.cfg.Consumer, l.fence).QueryRow(func(row pgx.Row) error { return row.Scan(&held) })
+	b.Queue(`SELECT pg_advisory_xact_lock_shared(`+barrierKey+`)`, p.cfg.Consumer)
+	var current int64
+	b.Queue(`SELECT coalesce((SELECT generation FROM projector_leases WHERE consumer = $1), 0)`, p.cfg.Consumer).QueryRow(func(row pgx.Row) error { return row.Scan(&current) })
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return out, classify(err)
 	}
-	if !held {
-		return out, fmt.Errorf("%w: backend %d no longer holds it", errLockLost, l.fence)
+	if current != l.generation {
+		return out, fmt.Errorf("%w: lease generation %d, this run's is %d", errSuperseded, current, l.generation)
 	}
 	if behind > 0 {
 		return out, errAlreadyApplied
@@ -383,13 +386,6 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 	}
 	return out, nil
 }
-
-// lockHeld tells whether backend $2 holds the projector's advisory lock
-// of consumer $1 (a bigint key: its high and low halves in pg_locks).
-const lockHeld = `
-SELECT EXISTS (SELECT 1 FROM pg_locks, (SELECT (` + lockKey + `)::int8 AS k) l
-WHERE locktype = 'advisory' AND granted AND pid = $2 AND objsubid = 1
-    AND classid::int8 = (l.k >> 32) & 4294967295 AND objid::int8 = l.k & 4294967295)`
 
 // txSettings sets what a batch transaction needs, for it alone:
 //
