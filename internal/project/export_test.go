@@ -28,6 +28,7 @@ func DeliveryGap(delivered ...uint64) bool {
 
 // TakeOver starts a new generation of p's lease on conn, as a projector
 // taking over does, and returns once no batch of an earlier one can commit.
-func TakeOver(ctx context.Context, p *Projector, conn *pgx.Conn) (int64, error) {
-	return p.takeOver(ctx, conn)
+func TakeOver(ctx context.Context, p *Projector, conn *pgx.Conn) error {
+	_, _, err := p.takeOver(ctx, conn)
+	return err
 }

@@ -288,7 +288,7 @@ func (p *Projector) lease(ctx context.Context, lock *pgx.Conn) (lease, error) {
 		return lease{}, fmt.Errorf("stream %s: %w", bus.RuntimeStream, err)
 	}
 	l := lease{checkpoints: p.cfg.Consumer + "@" + st.CachedInfo().Created.UTC().Format(time.RFC3339Nano)}
-	if l.generation, err = p.takeOver(ctx, lock); err != nil {
+	if l.generation, l.barrier, err = p.takeOver(ctx, lock); err != nil {
 		return lease{}, err
 	}
 	tag, err := lock.Exec(ctx, `DELETE FROM projector_checkpoints
@@ -303,8 +303,9 @@ func (p *Projector) lease(ctx context.Context, lock *pgx.Conn) (lease, error) {
 }
 
 // takeOver starts a new generation of the consumer's lease on lock (the
-// connection holding the consumer's lock) and returns it, once no batch
-// transaction of an earlier generation can commit any more.
+// connection holding the consumer's lock) and returns it with the
+// consumer's barrier key, once no batch transaction of an earlier
+// generation can commit any more.
 //
 // A batch transaction takes the consumer's barrier lock (shared), then, in
 // a statement of its own and so with a snapshot taken after it has the
@@ -316,32 +317,30 @@ func (p *Projector) lease(ctx context.Context, lock *pgx.Conn) (lease, error) {
 // restarted) is otherwise told only at its watcher's next ping, seconds
 // later; meanwhile its batches commit only while no other projector has
 // taken over, which is harmless.
-func (p *Projector) takeOver(ctx context.Context, lock *pgx.Conn) (int64, error) {
-	var gen int64
-	if err := lock.QueryRow(ctx, takeLease, p.cfg.Consumer).Scan(&gen); err != nil {
-		return 0, classify(fmt.Errorf("take the projector lease: %w", err))
+func (p *Projector) takeOver(ctx context.Context, lock *pgx.Conn) (generation int64, barrier int32, err error) {
+	if err := lock.QueryRow(ctx, takeLease, p.cfg.Consumer).Scan(&generation, &barrier); err != nil {
+		return 0, 0, classify(fmt.Errorf("take the projector lease: %w", err))
 	}
 	waiting := time.AfterFunc(5*time.Second, func() {
 		p.log.Info("waiting for the previous projector's transactions to end", "consumer", p.cfg.Consumer)
 	})
 	defer waiting.Stop()
-	for _, q := range []string{`SELECT pg_advisory_lock(` + barrierKey + `)`, `SELECT pg_advisory_unlock(` + barrierKey + `)`} {
-		if _, err := lock.Exec(ctx, q, p.cfg.Consumer); err != nil {
-			return 0, classify(fmt.Errorf("wait out the previous projector's transactions: %w", err))
+	for _, q := range []string{`SELECT pg_advisory_lock($1::int4, 0)`, `SELECT pg_advisory_unlock($1::int4, 0)`} {
+		if _, err := lock.Exec(ctx, q, barrier); err != nil {
+			return 0, 0, classify(fmt.Errorf("wait out the previous projector's transactions: %w", err))
 		}
 	}
-	return gen, nil
+	return generation, barrier, nil
 }
 
+// takeLease starts a new generation of consumer $1's lease and returns it
+// with the consumer's barrier key: the advisory lock (in the two-key
+// space, apart from lockKey's bigint one) that batch transactions hold
+// shared and a projector taking over takes exclusively.
 const takeLease = `
 INSERT INTO projector_leases AS l (consumer, generation, holder) VALUES ($1, 1, pg_backend_pid())
 ON CONFLICT (consumer) DO UPDATE SET generation = l.generation + 1, holder = EXCLUDED.holder, taken_at = now()
-RETURNING generation`
-
-// barrierKey is the advisory lock, in the two-key space (apart from
-// lockKey's), that batch transactions hold shared and a projector taking
-// over takes exclusively.
-const barrierKey = lockKey + `, 0`
+RETURNING generation, ` + lockKey
 
 // watch ends the run when the lock's connection dies (Postgres restarted:
 // the lock is gone) or the NATS connection was re-established (messages in

@@ -270,8 +270,7 @@ func TestTakeover(t *testing.T) {
 		require.Less(t, p.Stats().Applied.Load(), total, "the projector finished before takeover %d: the test tested nothing", i)
 		tookOver.Store(false)
 		restarts.Store(p.Stats().Restarts.Load())
-		_, err := project.TakeOver(ctx, other, conn)
-		require.NoError(t, err)
+		require.NoError(t, project.TakeOver(ctx, other, conn))
 		tookOver.Store(true)
 		require.Eventually(t, func() bool { return p.Stats().Superseded.Load() > uint64(i) }, 10*time.Second, time.Millisecond, //nolint:gosec // small
 			"the projector went on applying under takeover %d", i)

@@ -58,7 +58,7 @@ func (p *Projector) prepareRebuild(ctx context.Context) (uint64, error) {
 	defer func() { _ = lock.Close(context.WithoutCancel(ctx)) }()
 	// A projector that lost the lock to this one must not write into the
 	// tables emptied below.
-	if _, err := p.takeOver(ctx, lock); err != nil {
+	if _, _, err := p.takeOver(ctx, lock); err != nil {
 		return 0, err
 	}
 

@@ -101,8 +101,8 @@ func TestRebuildRefused(t *testing.T) {
 }
 
 // TestRebuildTables: a rebuild empties every table of the schema but the
-// migrations' own and the ones it keeps on purpose; a table added by a migration and forgotten in
-// project.Tables would keep rows of the old projections.
+// migrations' own and project.KeptTables; a table added by a migration
+// and forgotten in project.Tables would keep rows of the old projections.
 func TestRebuildTables(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -58,6 +58,9 @@ type lease struct {
 	// generation is the run's generation of the consumer's lease; a batch
 	// commits only while it is the current one (Projector.takeOver).
 	generation int64
+	// barrier is the consumer's barrier key: a batch holds its lock,
+	// shared, while it reads the generation and commits.
+	barrier int32
 	// checkpoints is the key the run's checkpoints are kept under: the
 	// consumer and the RUNTIME stream's creation time. A stream made anew
 	// (its store lost or deleted) counts sequences from 1 again, and the
@@ -366,7 +369,7 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 	}
 	w.queue(b)
 	queueCheckpoints(b, l.checkpoints, last)
-	b.Queue(`SELECT pg_advisory_xact_lock_shared(`+barrierKey+`)`, p.cfg.Consumer)
+	b.Queue(`SELECT pg_advisory_xact_lock_shared($1::int4, 0)`, l.barrier)
 	var current int64
 	b.Queue(`SELECT coalesce((SELECT generation FROM projector_leases WHERE consumer = $1), 0)`, p.cfg.Consumer).QueryRow(func(row pgx.Row) error { return row.Scan(&current) })
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
