@@ -253,7 +253,9 @@ func TestTakeover(t *testing.T) {
 		late     atomic.Int64  // batches of a superseded run about to commit after the takeover
 	)
 	p := e.start(project.Config{BatchSize: 8, Workers: 2, BeforeCommit: func(int) {
-		time.Sleep(2 * time.Millisecond)
+		// The wider this window between reading the generation and
+		// committing, the likelier a broken barrier shows.
+		time.Sleep(10 * time.Millisecond)
 		if p := self.Load(); p != nil && tookOver.Load() && p.Stats().Restarts.Load() == restarts.Load() {
 			late.Add(1)
 		}
