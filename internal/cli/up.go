@@ -47,7 +47,17 @@ Metrics and health: http://127.0.0.1:9464/metrics and /healthz (--metrics-listen
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
+			httpTokens, err := loadHTTPTokens(httpAt, tokens)
+			if err != nil {
+				return err
+			}
+			// The components run until ctx ends. It is cancelled when up
+			// returns, whatever the reason, before their stop functions wait
+			// for them: a component that fails to start (the HTTP address
+			// taken) or stops with an error (the normalizer) would otherwise
+			// leave up waiting for the others until a signal came.
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
 			url := f.natsURL
 			if !cmd.Flags().Changed("nats-url") {
 				srv, err := embedded.Start(ctx, embedded.Config{Listen: listen, DataDir: dataDir}, log.With("component", "nats"))
@@ -75,13 +85,13 @@ Metrics and health: http://127.0.0.1:9464/metrics and /healthz (--metrics-listen
 			if err != nil {
 				return err
 			}
-			defer stopProjector()
+			defer func() { cancel(); stopProjector() }()
 			if httpAt != "" {
-				stopHTTP, err := startHTTPIngest(ctx, layout, httpAt, tokens, log.With("component", "http"))
+				stopHTTP, err := startHTTPIngest(ctx, layout, httpAt, httpTokens, log.With("component", "http"))
 				if err != nil {
 					return err
 				}
-				defer stopHTTP()
+				defer func() { cancel(); stopHTTP() }()
 			}
 			return runNormalizer(ctx, nc, layout, &f, obs, log.With("component", "normalize"))
 		},
@@ -97,14 +107,7 @@ Metrics and health: http://127.0.0.1:9464/metrics and /healthz (--metrics-listen
 
 // startHTTPIngest runs the HTTP ingest endpoint beside the pipeline until
 // ctx ends; the returned func waits for it to stop.
-func startHTTPIngest(ctx context.Context, layout *bus.Layout, addr, tokensFile string, log *slog.Logger) (func(), error) {
-	if tokensFile == "" {
-		return nil, Usagef("--http-listen needs --http-tokens FILE (lines \"TENANT SHA256-HEX\"; see `agentwire ingest token-hash`)")
-	}
-	tokens, err := ingest.LoadTokens(tokensFile)
-	if err != nil {
-		return nil, Usagef("--http-tokens: %v", err)
-	}
+func startHTTPIngest(ctx context.Context, layout *bus.Layout, addr string, tokens *ingest.Tokens, log *slog.Logger) (func(), error) {
 	h := ingest.NewHTTPServer(ingest.HTTPOptions{Layout: layout, Tokens: tokens, Log: log})
 	listening := make(chan error, 1)
 	done := make(chan struct{})
@@ -122,4 +125,23 @@ func startHTTPIngest(ctx context.Context, layout *bus.Layout, addr, tokensFile s
 		return nil, Usagef("--http-listen: %v; pass another address", err)
 	}
 	return func() { <-done }, nil
+}
+
+// loadHTTPTokens reads the bearer tokens of --http-listen, before anything
+// starts: a flag that cannot work is refused at once. No address, no
+// tokens (nil).
+func loadHTTPTokens(addr, file string) (*ingest.Tokens, error) {
+	switch {
+	case addr == "" && file == "":
+		return nil, nil
+	case addr == "":
+		return nil, Usagef("--http-tokens is for --http-listen; pass --http-listen ADDRESS too, or drop --http-tokens")
+	case file == "":
+		return nil, Usagef("--http-listen needs --http-tokens FILE (lines \"TENANT SHA256-HEX\"; see `agentwire ingest token-hash`)")
+	}
+	tokens, err := ingest.LoadTokens(file)
+	if err != nil {
+		return nil, Usagef("--http-tokens: %v", err)
+	}
+	return tokens, nil
 }

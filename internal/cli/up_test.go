@@ -255,3 +255,40 @@ VALUES ('project', 'acme', gen_random_uuid(), 1)`)
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM projector_checkpoints`).Scan(&n))
 	require.Equal(t, 1, n, "the refused rebuild emptied the projections")
 }
+
+// TestUpStartFailureExits: a component that fails once others are running
+// (here the HTTP ingest address is taken, after the projector started)
+// ends up at once, non-zero, saying why. It used to leave up waiting for
+// the projector until a signal came: no normalizer, no metrics, no word.
+// A flag that cannot work is refused before anything starts.
+func TestUpStartFailureExits(t *testing.T) {
+	t.Parallel()
+	_, dbURL := schemaURL(t)
+	taken, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer func() { _ = taken.Close() }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	up := start(ctx, "up", "--nats-listen", freeAddr(t), "--data-dir", t.TempDir(), "--database-url", dbURL,
+		"--metrics-listen", freeAddr(t), "--http-listen", taken.Addr().String(), "--http-tokens", tokensFile(t))
+	select {
+	case code := <-up.done:
+		require.Equal(t, ExitUsage, code, up.stderr.String())
+	case <-ctx.Done():
+		t.Fatalf("agentwire up kept running after its HTTP address was refused:\n%s", up.stderr.String())
+	}
+	require.Contains(t, up.stderr.String(), "projecting RUNTIME into Postgres", "the failure came before the projector started")
+	require.Contains(t, up.stderr.String(), "--http-listen: ")
+
+	for _, args := range [][]string{
+		{"--http-listen", freeAddr(t)},
+		{"--http-tokens", tokensFile(t)},
+		{"--http-listen", freeAddr(t), "--http-tokens", "/nonexistent/tokens"},
+	} {
+		r := run(t, append([]string{"up", "--nats-listen", freeAddr(t), "--data-dir", t.TempDir(), "--database-url", dbURL}, args...)...)
+		require.Equal(t, ExitUsage, r.code, "%v: %s", args, r.stderr)
+		require.Contains(t, r.stderr, "--http-", args)
+		require.NotContains(t, r.stderr, "NATS with JetStream on", "%v: started before refusing the flags", args)
+	}
+}
