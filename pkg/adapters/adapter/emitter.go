@@ -47,11 +47,22 @@ func (e *Emitter) SetTime(t time.Time) {
 	}
 }
 
-// SetTimeRFC3339 parses an RFC 3339 timestamp and calls SetTime when it parses.
-func (e *Emitter) SetTimeRFC3339(s string) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		e.SetTime(t)
+// SetTimeOn sets the events' time on the session's clock (see Clock):
+// the provider's time when the frame carries one (provider, zero when it
+// does not), else its arrival on the provider's time line. It returns the
+// time set.
+func (e *Emitter) SetTimeOn(c *Clock, provider time.Time) time.Time {
+	e.SetTime(c.At(e.frame.ReceivedAt, provider))
+	return e.at
+}
+
+// ParseTime is an RFC 3339 timestamp's time, zero when s is none.
+func ParseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
 	}
+	return t
 }
 
 // SetSession sets the canonical session id of the events (default: the

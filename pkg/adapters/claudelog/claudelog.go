@@ -56,6 +56,8 @@ func (Adapter) NewSession(p canonical.Provider) adapter.Session {
 type State struct {
 	// Provider is the provider events are attributed to.
 	Provider canonical.Provider `json:"provider"`
+	// Clock keeps the frames that carry no time on the provider's time line.
+	Clock adapter.Clock `json:"clock,omitzero"`
 	// T is the transcript bookkeeping shared with claude-stream.
 	T claudestream.Transcript `json:"t"`
 	// ClosedTurn and ClosedMsg are the turn a terminal assistant line just
@@ -131,7 +133,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	}
 	kind := l.kind()
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(Source, "", kind, f.Bytes, info))
-	em.SetTimeRFC3339(l.Timestamp)
+	em.SetTimeOn(&st.Clock, adapter.ParseTime(l.Timestamp))
 	st.T.SetSession(l.SessionID)
 	env := st.T.Envelope(em)
 	t := &st.T

@@ -143,7 +143,6 @@ type frame struct {
 	Subtype         string          `json:"subtype"`
 	SessionID       string          `json:"session_id"`
 	UUID            string          `json:"uuid"`
-	Timestamp       string          `json:"timestamp"`
 	ParentToolUseID string          `json:"parent_tool_use_id"`
 	Message         json.RawMessage `json:"message"`
 	Error           json.RawMessage `json:"error"`
@@ -202,7 +201,11 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		source = SourcePermission
 	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(source, "", kinds[0], f.Bytes, check))
-	em.SetTimeRFC3339(fr.Timestamp)
+	// The stream's clock is when each frame arrived. A few messages (tool
+	// results) carry the CLI's own timestamp, most carry none: an item
+	// started at one clock and completed at the other had a duration of the
+	// two clocks' difference, negative when the CLI's was behind, and days
+	// for a saved stream ingested later. The timestamp stays in raw.
 	st.T.SetSession(fr.SessionID)
 	env := st.T.Envelope(em)
 	switch fr.Type {

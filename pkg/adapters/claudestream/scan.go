@@ -18,7 +18,7 @@ import (
 
 // frameFields are the members of frame, in its order.
 var frameFields = []string{
-	"type", "subtype", "session_id", "uuid", "timestamp", "parent_tool_use_id", "message",
+	"type", "subtype", "session_id", "uuid", "parent_tool_use_id", "message",
 	"error", "isReplay", "tool_use_result", "event", "request_id", "request", "response",
 }
 
@@ -48,28 +48,28 @@ func scanFrame(f adapter.Frame, check jsonscan.Info) (msg []byte, dir adapter.Di
 		msg, dir = v[1], adapter.Direction(s)
 	}
 	msg = bytes.Clone(msg)
-	var v [14][]byte
+	var v [13][]byte
 	if !jsonscan.Fields(msg, frameFields, v[:]) {
 		return nil, "", frame{}, false
 	}
-	var strs [6]string
-	for i, j := range []int{0, 1, 2, 3, 4, 5} {
+	var strs [5]string
+	for i, j := range []int{0, 1, 2, 3, 4} {
 		if strs[i], ok = jsonscan.String(v[j]); !ok {
 			return nil, "", frame{}, false
 		}
 	}
-	replay, ok := jsonscan.Bool(v[8])
+	replay, ok := jsonscan.Bool(v[7])
 	if !ok {
 		return nil, "", frame{}, false
 	}
-	requestID, ok := jsonscan.String(v[11])
+	requestID, ok := jsonscan.String(v[10])
 	if !ok {
 		return nil, "", frame{}, false
 	}
 	fr = frame{
-		Type: strs[0], Subtype: strs[1], SessionID: strs[2], UUID: strs[3], Timestamp: strs[4], ParentToolUseID: strs[5],
-		Message: v[6], Error: v[7], IsReplay: replay, ToolUseResult: v[9], Event: v[10], RequestID: requestID,
-		Request: v[12], Response: v[13],
+		Type: strs[0], Subtype: strs[1], SessionID: strs[2], UUID: strs[3], ParentToolUseID: strs[4],
+		Message: v[5], Error: v[6], IsReplay: replay, ToolUseResult: v[8], Event: v[9], RequestID: requestID,
+		Request: v[11], Response: v[12],
 	}
 	return msg, dir, fr, true
 }

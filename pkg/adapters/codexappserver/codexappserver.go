@@ -97,6 +97,8 @@ func (Adapter) NewSession(p canonical.Provider) adapter.Session {
 type State struct {
 	// Provider is the provider events are attributed to.
 	Provider canonical.Provider `json:"provider"`
+	// Clock keeps the frames that carry no time on the provider's time line.
+	Clock adapter.Clock `json:"clock,omitzero"`
 	// ServerRequests are the agent's requests still waiting for an answer,
 	// by JSON-RPC id.
 	ServerRequests map[string]Pending `json:"serverRequests,omitempty"`
@@ -271,9 +273,14 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 		}
 	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(source, m.Method, msgType, f.Bytes))
+	var emitted time.Time
 	if m.EmittedAtMs != nil && *m.EmittedAtMs > 0 && *m.EmittedAtMs < 1<<50 {
-		em.SetTime(time.UnixMilli(*m.EmittedAtMs).UTC())
+		emitted = time.UnixMilli(*m.EmittedAtMs).UTC()
 	}
+	// Notifications carry the server's time, requests and responses do
+	// not: the clock puts them on one time line (approval latencies were
+	// the server's clock against the tap's).
+	em.SetTimeOn(&st.Clock, emitted)
 	mp := &mapper{st: st, em: em, f: f, m: m}
 	var p ids
 	if len(m.Params) > 0 && !p.scan(m.Params) {

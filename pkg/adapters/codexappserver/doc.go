@@ -12,7 +12,9 @@
 // agent's requests and the client's requests are separate JSON-RPC id
 // spaces and are tracked apart. Global notifications (account/*,
 // configWarning, fs/changed, process/*, ...) carry the ingest session only.
-// Time is the frame's emittedAtMs, else the receive time.
+// Time is the frame's emittedAtMs; a frame without one (requests,
+// responses) is placed at its arrival on the server's time line
+// (adapter.Clock).
 //
 // Turns: turn/started opens, turn/completed closes with the TurnStatus
 // mapped (inProgress at completion reads as interrupted); a failed turn's
@@ -45,4 +47,4 @@ package codexappserver
 const Intro = "The Codex app-server speaks JSON-RPC 2.0 without the \"jsonrpc\" member over stdio; agentwire reads it bare or as tap lines that say who wrote each message. " +
 	"Threads, turns and items keep Codex's own ids (scoped thread → turn → item), so the same thread read from its rollout file maps to the same canonical ids. " +
 	"Agent→client requests (approvals, user input, dynamic tool calls, token refresh) open requests that the client's answer resolves with its decision; the two JSON-RPC directions are separate id spaces. " +
-	"Usage is cumulative per thread on the wire; turn.completed carries the turn's share. Time is the frame's emittedAtMs."
+	"Usage is cumulative per thread on the wire; turn.completed carries the turn's share. Time is the frame's emittedAtMs; a frame without one (the client's requests and answers) is placed at its arrival shifted onto the server's clock, so that approval latencies and durations compare times of one clock."

@@ -110,11 +110,8 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 		}
 	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)
-	mp := &mapper{st: st, em: em, f: f, kind: kind, at: f.ReceivedAt}
-	if t, err := time.Parse(time.RFC3339Nano, l.Timestamp); err == nil {
-		em.SetTime(t)
-		mp.at = t
-	}
+	mp := &mapper{st: st, em: em, f: f, kind: kind}
+	mp.at = em.SetTimeOn(&st.Clock, adapter.ParseTime(l.Timestamp))
 	mp.setEnv()
 	switch l.Type {
 	case "session_meta":

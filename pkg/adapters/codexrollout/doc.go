@@ -9,7 +9,8 @@
 // read live and from its rollout gets the same thread, turn and item ids
 // (user messages excepted: their response item id is not the app-server's).
 // Lines without ids (legacy deltas, old response items) get derived ids.
-// Time is each line's timestamp.
+// Time is each line's timestamp; a line without a valid one is placed on
+// the time line of the lines before it (adapter.Clock).
 //
 // Turns: task_started opens, task_complete closes (turn_aborted closes as
 // interrupted or cancelled); items and requests still open are closed with

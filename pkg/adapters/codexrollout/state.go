@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -11,6 +12,8 @@ import (
 type State struct {
 	// Provider is the provider events are attributed to.
 	Provider canonical.Provider `json:"provider"`
+	// Clock keeps the frames that carry no time on the provider's time line.
+	Clock adapter.Clock `json:"clock,omitzero"`
 	// Thread is the provider thread id from session_meta.
 	Thread string `json:"thread,omitempty"`
 	// Turn is the provider turn id of the open turn; TurnID its canonical

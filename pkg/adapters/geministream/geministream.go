@@ -59,6 +59,8 @@ func (Adapter) NewSession(p canonical.Provider) adapter.Session {
 type State struct {
 	// Provider is the provider events are attributed to.
 	Provider canonical.Provider `json:"provider"`
+	// Clock keeps the frames that carry no time on the provider's time line.
+	Clock adapter.Clock `json:"clock,omitzero"`
 	// Thread is Gemini's session id from the last init ("" before one).
 	Thread string `json:"thread,omitempty"`
 	// Threads lists the session ids thread.started was emitted for: a
@@ -132,7 +134,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
 	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(rawSource, "", ev.Type, f.Bytes, info))
-	em.SetTimeRFC3339(ev.Timestamp)
+	em.SetTimeOn(&st.Clock, adapter.ParseTime(ev.Timestamp))
 	m := mapper{em: em, st: &st, ids: em.IDs(), thread: &threadID{}}
 	switch ev.Type {
 	case "init":

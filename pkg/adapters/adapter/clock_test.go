@@ -1,0 +1,48 @@
+package adapter
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestClock(t *testing.T) {
+	t.Parallel()
+	ingest := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
+	recorded := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	var zero time.Time
+	for _, tc := range []struct {
+		name   string
+		frames [][2]time.Time // arrival, provider time
+		want   []time.Time
+	}{
+		{"no provider time: arrival", [][2]time.Time{{ingest, zero}, {ingest.Add(ms(1)), zero}},
+			[]time.Time{ingest, ingest.Add(ms(1))}},
+		{"the provider's time wins", [][2]time.Time{{ingest, recorded}},
+			[]time.Time{recorded}},
+		{"after it, arrival shifted onto the provider's clock",
+			[][2]time.Time{{ingest, recorded}, {ingest.Add(ms(5)), zero}, {ingest.Add(ms(9)), recorded.Add(ms(2))}, {ingest.Add(ms(10)), zero}},
+			[]time.Time{recorded, recorded.Add(ms(5)), recorded.Add(ms(2)), recorded.Add(ms(3))}},
+		{"before it, arrival", [][2]time.Time{{ingest, zero}, {ingest.Add(ms(1)), recorded}},
+			[]time.Time{ingest, recorded}},
+		{"no arrival time stays zero", [][2]time.Time{{ingest, recorded}, {zero, zero}},
+			[]time.Time{recorded, zero}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var c Clock
+			for i, f := range tc.frames {
+				require.Equal(t, tc.want[i], c.At(f[0], f[1]), "frame %d", i)
+				// A session resumed from its snapshot keeps the clock.
+				b, err := json.Marshal(c)
+				require.NoError(t, err)
+				var back Clock
+				require.NoError(t, json.Unmarshal(b, &back))
+				require.Equal(t, c, back)
+			}
+		})
+	}
+}

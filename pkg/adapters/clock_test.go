@@ -1,0 +1,94 @@
+package adapters
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+	"github.com/agentwire/agentwire/pkg/canonical"
+)
+
+// TestOneClockPerSession maps every recording, and the public transcripts
+// when ../shared is here, as if ingested from a file long after it was
+// recorded (what `agentwire ingest file` does with a saved log): a frame's
+// arrival is then days from the time the provider wrote into it. Nothing
+// may end before it began: an item, turn or request whose start and end
+// were stamped by different clocks (the provider's on some frames, the
+// arrival's on others) had a duration of the clocks' difference, days
+// negative in the tool-duration view.
+func TestOneClockPerSession(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("../../testdata/recordings/*/*.jsonl")
+	require.NoError(t, err)
+	corpus, _ := filepath.Glob("../../../shared/corpus/*/*.jsonl")
+	files = append(files, corpus...)
+	require.NotEmpty(t, files)
+	// Later than anything recorded, and a second apart per frame: far
+	// enough from the provider's times that mixing the two shows.
+	ingested := time.Date(2031, 6, 1, 0, 0, 0, 0, time.UTC)
+	// The providers' own times go back a little now and then (Claude
+	// Code writes a few lines of one moment out of order, 61 ms apart in
+	// one transcript): that is their data, kept as they wrote it. Clocks
+	// mixed are years apart here.
+	const jitter = time.Minute
+	for _, path := range files {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var lines [][]byte
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+				lines = append(lines, bytes.Clone(sc.Bytes()))
+			}
+		}
+		require.NoError(t, sc.Err(), path)
+		dialect, ok := Sniff(lines)
+		if !ok {
+			continue
+		}
+		a, err := Lookup(dialect)
+		require.NoError(t, err)
+		s := a.NewSession("")
+		began := map[string]time.Time{}
+		for i, l := range lines {
+			evs, err := s.Map(adapter.Frame{Bytes: l, Dialect: dialect, Tenant: "acme", SessionKey: "file:" + path,
+				Ordinal: uint64(i + 1), ReceivedAt: ingested.Add(time.Duration(i) * time.Second)})
+			require.NoError(t, err, "%s:%d", path, i+1)
+			for _, e := range evs {
+				start, end, id := spans(e)
+				if start {
+					if _, seen := began[id]; !seen {
+						began[id] = e.CreatedAt
+					}
+				}
+				if at, ok := began[id]; end && ok {
+					require.False(t, e.CreatedAt.Before(at.Add(-jitter)), "%s:%d: %s at %s, before it began at %s",
+						path, i+1, e.Type(), e.CreatedAt.Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
+				}
+			}
+		}
+	}
+}
+
+// spans says whether e begins or ends an item, turn or request, and which.
+func spans(e canonical.Event) (start, end bool, id string) {
+	begins := map[canonical.Kind]bool{canonical.KindItemStarted: true, canonical.KindTurnStarted: true, canonical.KindRequestOpened: true}
+	ends := map[canonical.Kind]bool{canonical.KindItemCompleted: true, canonical.KindTurnCompleted: true, canonical.KindTurnAborted: true,
+		canonical.KindRequestResolved: true}
+	k := e.Type()
+	if !begins[k] && !ends[k] {
+		return false, false, ""
+	}
+	// The kind's first word names what it spans; the id is that one's.
+	what, _, _ := strings.Cut(string(k), ".")
+	ids := map[string]string{"item": e.ItemID, "turn": e.TurnID, "request": e.RequestID}
+	return begins[k], ends[k], what + " " + ids[what]
+}
