@@ -66,6 +66,10 @@ func (c Config) Validate() error {
 		return errors.New("retention (max age) must not be negative")
 	case c.DuplicateWindow < 0:
 		return errors.New("the duplicate window must not be negative")
+	case c.AckWait < 0:
+		return fmt.Errorf("the ack wait must be positive, got %v", c.AckWait)
+	case c.PinnedTTL < 0:
+		return fmt.Errorf("the pinned TTL must be positive, got %v", c.PinnedTTL)
 	}
 	return nil
 }

@@ -89,6 +89,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"up", "--project-workers", "100"}, ExitUsage, "--project-workers must be between 1 and 64, got 100"},
 		// Partitions are pinned to normalizer workers: nothing the projector has.
 		{[]string{"project", "--pinned-ttl", "5s"}, ExitUsage, "unknown flag: --pinned-ttl"},
+		{[]string{"up", "--ack-wait", "-1s"}, ExitUsage, "the ack wait must be positive, got -1s"},
+		{[]string{"normalize", "--pinned-ttl", "-1s"}, ExitUsage, "the pinned TTL must be positive, got -1s"},
+		// Refused before NATS is dialled (nothing listens at its default here).
+		{[]string{"project", "--database-url", "garbage", "--nats-url", "nats://127.0.0.1:1"}, ExitUsage, "--database-url: cannot parse"},
 	}
 	for _, tt := range tests {
 		r := run(t, tt.args...)
@@ -97,6 +101,17 @@ func TestUsageErrors(t *testing.T) {
 		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "errors are one line: %q", r.stderr)
 		require.Empty(t, r.stdout)
 	}
+
+	// A Postgres that does not answer: pgx says why each attempt failed on
+	// a line of its own, up says it in its last line (after the lines that
+	// say where its NATS server listens).
+	r := run(t, "up", "--nats-listen", "127.0.0.1:0", "--metrics-listen", "", "--data-dir", t.TempDir(),
+		"--database-url", "postgres://nobody@127.0.0.1:1/x?connect_timeout=5")
+	require.Equal(t, ExitError, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	require.Regexp(t, "^agentwire: connect to Postgres at 127.0.0.1:1: failed to connect to `user=nobody database=x`: "+
+		`127.0.0.1:1 \(127.0.0.1\): dial error: .* \(check --database-url or DATABASE_URL\)$`, lines[len(lines)-1])
+	require.Contains(t, lines[0], "agentwire: NATS with JetStream on", "what came before the error")
 }
 
 // TestServiceFlagHelp: a flag the services share says what it does in

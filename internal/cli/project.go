@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +45,13 @@ func (f *databaseFlags) validate() error {
 	if f.workers < 1 || f.workers > maxProjectWorkers {
 		return Usagef("--project-workers must be between 1 and %d, got %d", maxProjectWorkers, f.workers)
 	}
+	if f.url != "" {
+		// Checked before anything starts; openDatabase parses it again.
+		if _, err := pgxpool.ParseConfig(f.url); err != nil {
+			// The URL may hold a password: it is not echoed.
+			return Usagef("--database-url: %v", err)
+		}
+	}
 	return nil
 }
 
@@ -66,7 +75,7 @@ func openDatabase(ctx context.Context, url string, workers int, log *slog.Logger
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("connect to Postgres at %s:%d: %w (check --database-url or DATABASE_URL)", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+		return nil, fmt.Errorf("connect to Postgres at %s:%d: %s (check --database-url or DATABASE_URL)", cfg.ConnConfig.Host, cfg.ConnConfig.Port, oneLine(err))
 	}
 	applied, err := migrations.UpPool(ctx, pool)
 	if err != nil {
@@ -321,4 +330,18 @@ func startProjector(ctx context.Context, stderr io.Writer, natsURL string, f ser
 		pool.Close()
 	}()
 	return func() { <-done }, nil
+}
+
+// oneLine is err's message on one line. pgx says why each address it
+// tried failed on a line of its own (twice for one address when it tried
+// TLS first); a service's failure is one line in its log and on a
+// terminal.
+func oneLine(err error) string {
+	var parts []string
+	for p := range strings.SplitSeq(err.Error(), "\n") {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " ")
 }
