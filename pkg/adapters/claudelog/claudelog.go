@@ -15,7 +15,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/2"
+const MappingVersion = "claude-log/3"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
