@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -291,4 +292,33 @@ func TestUpStartFailureExits(t *testing.T) {
 		require.Contains(t, r.stderr, "--http-", args)
 		require.NotContains(t, r.stderr, "NATS with JetStream on", "%v: started before refusing the flags", args)
 	}
+}
+
+// TestUpHTTPIngest: `up --http-listen --http-tokens` takes frames over
+// HTTP, as the README shows, and they reach the projections under the
+// token's tenant.
+func TestUpHTTPIngest(t *testing.T) {
+	t.Parallel()
+	pool, dbURL := schemaURL(t)
+	httpAt, metricsAt := freeAddr(t), freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	up := start(ctx, "up", "--nats-listen", freeAddr(t), "--data-dir", t.TempDir(), "--database-url", dbURL,
+		"--metrics-listen", metricsAt, "--http-listen", httpAt, "--http-tokens", tokensFile(t))
+	require.Eventually(t, func() bool { code, _ := httpGet(t, "http://"+metricsAt+"/healthz"); return code == http.StatusOK },
+		30*time.Second, 20*time.Millisecond, "agentwire up did not become healthy")
+
+	body, err := os.ReadFile("../../testdata/recordings/codex-exec/shell.jsonl")
+	require.NoError(t, err)
+	code, res := postFrames(t, "http://"+httpAt, "acme-secret", "run-42", "1", bytes.NewReader(body))
+	require.Equal(t, http.StatusAccepted, code)
+	require.Equal(t, bytes.Count(bytes.TrimSpace(body), []byte("\n"))+1, res.Accepted)
+
+	var turns int
+	require.Eventually(t, func() bool {
+		err := pool.QueryRow(t.Context(), `SELECT count(*) FROM turns WHERE tenant_id = 'acme' AND state = 'completed'`).Scan(&turns)
+		return err == nil && turns == 1
+	}, 30*time.Second, 50*time.Millisecond, "the posted turn was not projected")
+	cancel()
+	require.Contains(t, up.wait(t), "projector stopped")
 }
