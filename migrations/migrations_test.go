@@ -2,6 +2,7 @@ package migrations_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/agentwire/agentwire/internal/dbtest"
@@ -51,5 +52,57 @@ func TestUp(t *testing.T) {
 		if method != "l" {
 			t.Errorf("%s.%s compresses with %q, want lz4 (l)", col.table, col.column, method)
 		}
+	}
+}
+
+// TestTenantScoped: every table of the schema but the runner's own and the
+// projector's lease has tenant_id, row-level security and a policy, and
+// every tenant policy reads visible_tenants(); a table a migration adds
+// without them would show analysts every tenant's rows, or none.
+func TestTenantScoped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := dbtest.Schema(t)
+	if _, err := migrations.UpPool(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `SELECT c.relname::text, c.relrowsecurity,
+			EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped),
+			coalesce((SELECT string_agg(p.policyname || ': ' || p.qual, '; ') FROM pg_policies p
+			          WHERE p.schemaname = current_schema() AND p.tablename = c.relname), '')
+		FROM pg_class c
+		WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
+		  AND c.relname NOT IN ('schema_migrations', 'projector_leases')
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var table, policies string
+		var rls, tenantID bool
+		if err := rows.Scan(&table, &rls, &tenantID, &policies); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		switch {
+		case !tenantID:
+			t.Errorf("%s has no tenant_id", table)
+		case !rls:
+			t.Errorf("%s has no row-level security", table)
+		case table == "tenant_members":
+			if !strings.HasPrefix(policies, "own_bindings: ") || !strings.Contains(policies, "SESSION_USER") || !strings.Contains(policies, "CURRENT_USER") {
+				t.Errorf("tenant_members: policies %q, want own_bindings on the role", policies)
+			}
+		case !strings.HasPrefix(policies, "tenant_isolation: ") || !strings.Contains(policies, "visible_tenants()") || strings.Contains(policies, ";"):
+			t.Errorf("%s: policies %q, want tenant_isolation reading visible_tenants()", table, policies)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n < 12 {
+		t.Fatalf("checked %d tables, want the dozen the migrations make", n)
 	}
 }

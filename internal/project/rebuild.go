@@ -18,10 +18,12 @@ var Tables = []string{
 	"rate_limit_observations", "usage_ledger", "unmapped_kinds", "projector_checkpoints",
 }
 
-// KeptTables are the tables of the projector that a rebuild leaves alone:
+// KeptTables are the tables of the schema that a rebuild leaves alone:
 // the lease, whose generations must only grow (a projector that lost its
-// lock would commit again under a generation counted anew).
-var KeptTables = []string{"projector_leases"}
+// lock would commit again under a generation counted anew), and the
+// analysts' tenant bindings, which an operator wrote and no event
+// rebuilds.
+var KeptTables = []string{"projector_leases", "tenant_members"}
 
 // ErrRuntimeIncomplete is returned by PrepareRebuild when RUNTIME no
 // longer holds its first events.

@@ -185,6 +185,106 @@ func TestRLS(t *testing.T) {
 	require.Equal(t, 2, tenants)
 }
 
+// TestRLSBoundRole: a role bound to tenant acme in tenant_members reads no
+// row of globex, whatever it sets agentwire.tenant to, and keeps its
+// binding after SET ROLE to the unbound agentwire_analyst; it reads its
+// own bindings only and cannot add one.
+func TestRLSBoundRole(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	// Roles belong to the cluster, which other tests share: a name of
+	// this test's own, dropped at the end.
+	role := "awtest_bound_" + e.schema
+	other := role + "_other"
+	for _, r := range []string{role, other} {
+		if _, err := e.pool.Exec(ctx, `CREATE ROLE `+pgx.Identifier{r}.Sanitize()+` NOLOGIN IN ROLE agentwire_analyst`); err != nil {
+			t.Skipf("cannot create a role here: %v", err)
+		}
+		t.Cleanup(func() {
+			_, _ = e.pool.Exec(context.WithoutCancel(ctx), `DROP ROLE IF EXISTS `+pgx.Identifier{r}.Sanitize())
+		})
+	}
+	_, err := e.pool.Exec(ctx, `INSERT INTO tenant_members (role_name, tenant_id) VALUES ($1, 'acme'), ($2, 'globex')`, role, other)
+	require.NoError(t, err)
+	e.publish([]recording{fixture("acme"), fixture("globex")}, 1)
+	e.start(project.Config{})
+	e.waitApplied("")
+
+	relations := append([]string{"events"}, projectionTables...)
+	relations = append(relations, "usage_by_day", "usage_by_session", "tool_calls_by_tool", "approvals", "turns_once")
+	// tenants counts, per tenant, the rows of every relation a
+	// transaction reads after running setup (which picks the role) and
+	// setting agentwire.tenant to tenant ("" leaves it unset).
+	tenants := func(setup []string, tenant string) map[string]int {
+		tx, err := e.pool.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		for _, q := range setup {
+			_, err = tx.Exec(ctx, q)
+			require.NoError(t, err, q)
+		}
+		if tenant != "" {
+			_, err = tx.Exec(ctx, `SELECT set_config('agentwire.tenant', $1, true)`, tenant)
+			require.NoError(t, err)
+		}
+		seen := map[string]int{}
+		for _, r := range relations {
+			rows, err := tx.Query(ctx, `SELECT tenant_id, count(*) FROM `+r+` GROUP BY 1`)
+			require.NoError(t, err, r)
+			for rows.Next() {
+				var id string
+				var n int
+				require.NoError(t, rows.Scan(&id, &n))
+				seen[id] += n
+			}
+			require.NoError(t, rows.Err(), r)
+		}
+		return seen
+	}
+	asRole := []string{`SET LOCAL ROLE ` + pgx.Identifier{role}.Sanitize()}
+
+	acme := tenants(asRole, "")
+	require.Positive(t, acme["acme"], "bound to acme, the role reads acme without naming it")
+	require.Zero(t, acme["globex"])
+	require.Equal(t, acme, tenants(asRole, "acme"), "naming its own tenant changes nothing")
+	require.Empty(t, tenants(asRole, "globex"), "naming another tenant reads nothing, not that tenant")
+
+	// Logged in as the bound role, then SET ROLE to the unbound analyst
+	// role it is a member of: the binding still holds. SESSION
+	// AUTHORIZATION needs a superuser, as a login would not.
+	var super bool
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super))
+	if super {
+		escaped := []string{`SET LOCAL SESSION AUTHORIZATION ` + pgx.Identifier{role}.Sanitize(), `SET LOCAL ROLE agentwire_analyst`}
+		require.Empty(t, tenants(escaped, "globex"))
+		require.Equal(t, acme, tenants(escaped, ""))
+	}
+
+	// The unbound analyst role still picks its tenant with the setting.
+	unbound := []string{`SET LOCAL ROLE agentwire_analyst`}
+	require.Zero(t, tenants(unbound, "globex")["acme"])
+	require.Positive(t, tenants(unbound, "globex")["globex"])
+
+	tx, err := e.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, asRole[0])
+	require.NoError(t, err)
+	var bindings []string
+	rows, err := tx.Query(ctx, `SELECT role_name || ':' || tenant_id FROM tenant_members`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var b string
+		require.NoError(t, rows.Scan(&b))
+		bindings = append(bindings, b)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{role + ":acme"}, bindings, "a role reads its own bindings only")
+	_, err = tx.Exec(ctx, `INSERT INTO tenant_members (role_name, tenant_id) VALUES ($1, 'globex')`, role)
+	require.Error(t, err, "a role cannot bind itself to a tenant")
+}
+
 // TestDeadLetter: an event Postgres cannot store (a NUL in its text) goes
 // to deadletter.project.<tenant> with the reason; the rest of its batch
 // is applied.
