@@ -55,21 +55,42 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate says in one sentence what is wrong with c.
+// ConfigError is what Validate finds wrong with one field of a Config, so
+// that a command line can name its own flag for it.
+type ConfigError struct {
+	// Field is the Config field's name, e.g. "AckWait".
+	Field string
+	// Value is the field's value.
+	Value any
+	// Rule is what the value must be, e.g. "must not be negative".
+	Rule string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("%s %s, got %v", e.Field, e.Rule, e.Value)
+}
+
+// Validate says in one sentence what is wrong with c, as a *ConfigError.
 func (c Config) Validate() error {
+	bad := func(field string, value any, rule string) error {
+		return &ConfigError{Field: field, Value: value, Rule: rule}
+	}
+	const notNegative = "must not be negative"
 	switch {
 	case c.Replicas < 1 || c.Replicas > 5:
-		return fmt.Errorf("replicas must be between 1 and 5, got %d", c.Replicas)
+		return bad("Replicas", c.Replicas, "must be between 1 and 5")
 	case c.Partitions < 1 || c.Partitions > 100:
-		return fmt.Errorf("partitions must be between 1 and 100, got %d", c.Partitions)
-	case c.RawMaxAge < 0 || c.RuntimeMaxAge < 0:
-		return errors.New("retention (max age) must not be negative")
+		return bad("Partitions", c.Partitions, "must be between 1 and 100")
+	case c.RawMaxAge < 0:
+		return bad("RawMaxAge", c.RawMaxAge, notNegative)
+	case c.RuntimeMaxAge < 0:
+		return bad("RuntimeMaxAge", c.RuntimeMaxAge, notNegative)
 	case c.DuplicateWindow < 0:
-		return errors.New("the duplicate window must not be negative")
+		return bad("DuplicateWindow", c.DuplicateWindow, notNegative)
 	case c.AckWait < 0:
-		return fmt.Errorf("the ack wait must be positive, got %v", c.AckWait)
+		return bad("AckWait", c.AckWait, notNegative)
 	case c.PinnedTTL < 0:
-		return fmt.Errorf("the pinned TTL must be positive, got %v", c.PinnedTTL)
+		return bad("PinnedTTL", c.PinnedTTL, notNegative)
 	}
 	return nil
 }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -83,14 +85,18 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, ExitUsage, `unknown command "frobnicate"`},
 		{[]string{"version", "extra"}, ExitUsage, "unknown command"},
 		{[]string{"schema", "--out", "/dev/null/x"}, ExitError, "write schemas"},
-		{[]string{"up", "--duplicate-window", "-1s"}, ExitUsage, "the duplicate window must not be negative"},
+		{[]string{"up", "--duplicate-window", "-1s"}, ExitUsage, "--duplicate-window must not be negative, got -1s"},
 		{[]string{"normalize", "--memory-limit", "1.5GiB"}, ExitUsage, `--memory-limit "1.5GiB": use a whole number`},
 		{[]string{"project", "--project-workers", "0"}, ExitUsage, "--project-workers must be between 1 and 64, got 0"},
 		{[]string{"up", "--project-workers", "100"}, ExitUsage, "--project-workers must be between 1 and 64, got 100"},
 		// Partitions are pinned to normalizer workers: nothing the projector has.
 		{[]string{"project", "--pinned-ttl", "5s"}, ExitUsage, "unknown flag: --pinned-ttl"},
-		{[]string{"up", "--ack-wait", "-1s"}, ExitUsage, "the ack wait must be positive, got -1s"},
-		{[]string{"normalize", "--pinned-ttl", "-1s"}, ExitUsage, "the pinned TTL must be positive, got -1s"},
+		{[]string{"up", "--ack-wait", "-1s"}, ExitUsage, "--ack-wait must not be negative, got -1s"},
+		{[]string{"normalize", "--pinned-ttl", "-1s"}, ExitUsage, "--pinned-ttl must not be negative, got -1s"},
+		{[]string{"normalize", "--replicas", "7"}, ExitUsage, "--replicas must be between 1 and 5, got 7"},
+		{[]string{"up", "--partitions", "101"}, ExitUsage, "--partitions must be between 1 and 100, got 101"},
+		{[]string{"project", "--raw-max-age", "-1h"}, ExitUsage, "--raw-max-age must not be negative, got -1h0m0s"},
+		{[]string{"normalize", "--runtime-max-age", "-1h"}, ExitUsage, "--runtime-max-age must not be negative, got -1h0m0s"},
 		// Refused before NATS is dialled (nothing listens at its default here).
 		{[]string{"project", "--database-url", "garbage", "--nats-url", "nats://127.0.0.1:1"}, ExitUsage, "--database-url: cannot parse"},
 	}
@@ -131,6 +137,19 @@ func TestServiceFlagHelp(t *testing.T) {
 		if cmd == "project" {
 			require.NotContains(t, r.stdout, "normalizer partition")
 		}
+	}
+}
+
+// TestBusFlags: every field of bus.Config has a flag in busFlags, and
+// up offers it, so a bad value is reported under the flag's name.
+func TestBusFlags(t *testing.T) {
+	t.Parallel()
+	help := run(t, "up", "--help").stdout
+	fields := reflect.TypeFor[bus.Config]()
+	for i := range fields.NumField() {
+		flag, ok := busFlags[fields.Field(i).Name]
+		require.True(t, ok, fields.Field(i).Name)
+		require.Contains(t, help, "--"+flag+" ", fields.Field(i).Name)
 	}
 }
 

@@ -74,6 +74,12 @@ func (f *serviceFlags) register(fs *pflag.FlagSet, s serviceKind) {
 	fs.StringVar(&f.memLimit, "memory-limit", defaultMemoryLimit, memoryLimitUsage)
 }
 
+// busFlags are the flags of bus.Config's fields, by field name.
+var busFlags = map[string]string{
+	"Replicas": "replicas", "Partitions": "partitions", "RawMaxAge": "raw-max-age", "RuntimeMaxAge": "runtime-max-age",
+	"DuplicateWindow": "duplicate-window", "PinnedTTL": "pinned-ttl", "AckWait": "ack-wait",
+}
+
 func (f *serviceFlags) logger(w io.Writer, service string) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
@@ -84,6 +90,12 @@ func (f *serviceFlags) logger(w io.Writer, service string) (*slog.Logger, error)
 
 func (f *serviceFlags) validate() error {
 	if err := f.bus.WithDefaults().Validate(); err != nil {
+		// Every field has its flag; a field added without one still gets
+		// a message, in the field's name.
+		var bad *bus.ConfigError
+		if errors.As(err, &bad) && busFlags[bad.Field] != "" {
+			return Usagef("--%s %s, got %v", busFlags[bad.Field], bad.Rule, bad.Value)
+		}
 		return Usagef("%v", err)
 	}
 	if f.batch < 1 || f.batch > 10000 {
