@@ -145,11 +145,10 @@ func TestServiceFlagHelp(t *testing.T) {
 func TestBusFlags(t *testing.T) {
 	t.Parallel()
 	help := run(t, "up", "--help").stdout
-	fields := reflect.TypeFor[bus.Config]()
-	for i := range fields.NumField() {
-		flag, ok := busFlags[fields.Field(i).Name]
-		require.True(t, ok, fields.Field(i).Name)
-		require.Contains(t, help, "--"+flag+" ", fields.Field(i).Name)
+	for field := range reflect.TypeFor[bus.Config]().Fields() {
+		flag, ok := busFlags[field.Name]
+		require.True(t, ok, field.Name)
+		require.Contains(t, help, "--"+flag+" ", field.Name)
 	}
 }
 
