@@ -15,6 +15,21 @@ CREATE TABLE tenant_members (
     granted_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (role_name, tenant_id)
 );
+-- A binding of a role that does not exist would bind nothing, and leave
+-- the role it was meant for unbound, free to pick any tenant: refused,
+-- so that a misspelt name (role names are case-sensitive here) is caught.
+CREATE FUNCTION tenant_members_role_exists() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = NEW.role_name) THEN
+        RAISE EXCEPTION 'tenant_members: there is no role %', quote_literal(NEW.role_name)
+            USING ERRCODE = 'foreign_key_violation',
+                  HINT = 'use the name as pg_roles spells it: an unquoted name is in lower case';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER role_exists BEFORE INSERT OR UPDATE OF role_name ON tenant_members
+    FOR EACH ROW EXECUTE FUNCTION tenant_members_role_exists();
+
 -- A role reads its own bindings (the policies below need them) and
 -- nobody else's; only the owner writes them.
 ALTER TABLE tenant_members ENABLE ROW LEVEL SECURITY;

@@ -3,6 +3,7 @@ package project_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,6 +208,10 @@ func TestRLSBoundRole(t *testing.T) {
 	}
 	_, err := e.pool.Exec(ctx, `INSERT INTO tenant_members (role_name, tenant_id) VALUES ($1, 'acme'), ($2, 'globex')`, role, other)
 	require.NoError(t, err)
+	// A misspelt role would bind nothing and leave the intended role
+	// unbound: refused.
+	_, err = e.pool.Exec(ctx, `INSERT INTO tenant_members (role_name, tenant_id) VALUES ($1, 'acme')`, strings.ToUpper(role))
+	require.ErrorContains(t, err, "tenant_members: there is no role '"+strings.ToUpper(role)+"'")
 	e.publish([]recording{fixture("acme"), fixture("globex")}, 1)
 	e.start(project.Config{})
 	e.waitApplied("")
