@@ -58,11 +58,19 @@ func TestOneClockPerSession(t *testing.T) {
 		require.NoError(t, err)
 		s := a.NewSession("")
 		began := map[string]time.Time{}
+		// onProvider: an event has been on the provider's clock; from then
+		// on none may be on the arrival's (2031).
+		onProvider := false
 		for i, l := range lines {
 			evs, err := s.Map(adapter.Frame{Bytes: l, Dialect: dialect, Tenant: "acme", SessionKey: "file:" + path,
 				Ordinal: uint64(i + 1), ReceivedAt: ingested.Add(time.Duration(i) * time.Second)})
 			require.NoError(t, err, "%s:%d", path, i+1)
 			for _, e := range evs {
+				if e.CreatedAt.Before(ingested) {
+					onProvider = true
+				} else {
+					require.False(t, onProvider, "%s:%d: %s at its arrival, after events on the provider's clock", path, i+1, e.Type())
+				}
 				start, end, id := spans(e)
 				if start {
 					if _, seen := began[id]; !seen {

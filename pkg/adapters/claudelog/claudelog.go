@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
@@ -15,7 +16,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/3"
+const MappingVersion = "claude-log/4"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
@@ -97,6 +98,27 @@ type line struct {
 	Prevented         bool            `json:"preventedContinuation"`
 	RetryAttempt      int             `json:"retryAttempt"`
 	MaxRetries        int             `json:"maxRetries"`
+	Snapshot          json.RawMessage `json:"snapshot"`
+	IsSnapshotUpdate  bool            `json:"isSnapshotUpdate"`
+}
+
+// time is the provider's time of the line, zero when it has none. A
+// file-history snapshot has no timestamp of its own but the snapshot's:
+// the time it was taken, within milliseconds of the prompt line that
+// follows, and usually a log's first line, before any line that has one.
+// An update of a snapshot carries the original's time, minutes back:
+// none of its own.
+func (l line) time() time.Time {
+	if l.Timestamp != "" || l.Type != "file-history-snapshot" || l.IsSnapshotUpdate {
+		return adapter.ParseTime(l.Timestamp)
+	}
+	var snap struct {
+		Timestamp string `json:"timestamp"`
+	}
+	if jsonscan.Unmarshal(l.Snapshot, &snap) != nil {
+		return time.Time{}
+	}
+	return adapter.ParseTime(snap.Timestamp)
 }
 
 func (l line) kind() string {
@@ -133,7 +155,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	}
 	kind := l.kind()
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(Source, "", kind, f.Bytes, info))
-	em.SetTimeOn(&st.Clock, adapter.ParseTime(l.Timestamp))
+	em.SetTimeOn(&st.Clock, l.time())
 	st.T.SetSession(l.SessionID)
 	env := st.T.Envelope(em)
 	t := &st.T

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -93,6 +94,30 @@ func TestMap(t *testing.T) {
 				require.NotNil(t, done)
 				require.Equal(t, canonical.TokenUsage{InputTokens: 20, CachedInputTokens: 10, OutputTokens: 10}, *done.Usage)
 				require.Equal(t, int64(20), done.ModelUsage["m"].InputTokens)
+			},
+		},
+		{
+			// Arrival is 2026-01-02 here (adaptertest.Frames), as for a log
+			// ingested long after it was written.
+			name: "a snapshot is at the time it was taken, an update of one on the session's clock",
+			given: []string{
+				`{"type":"file-history-snapshot","messageId":"u1","snapshot":{"messageId":"u1","trackedFileBackups":{},"timestamp":"2025-10-24T20:50:22.798Z"},"isSnapshotUpdate":false}`,
+				`{"type":"user","message":{"role":"user","content":"go"},"uuid":"u1","sessionId":"s1","timestamp":"2025-10-24T20:50:22.800Z"}`,
+				`{"type":"file-history-snapshot","messageId":"u1","snapshot":{"messageId":"u1","trackedFileBackups":{},"timestamp":"2025-10-24T20:50:22.798Z"},"isSnapshotUpdate":true}`,
+				`{"type":"file-history-snapshot","messageId":"u2","snapshot":{"messageId":"u2","trackedFileBackups":{},"timestamp":"bogus"},"isSnapshotUpdate":false}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var at []string
+				for _, e := range evs {
+					if e.Type() == canonical.KindThreadMetadataUpdated {
+						at = append(at, e.CreatedAt.Format(time.RFC3339Nano))
+					}
+				}
+				// The update: the user line's time plus the 1 ms between
+				// their arrivals, not the original's time; an unreadable
+				// time: the clock's too.
+				require.Equal(t, []string{"2025-10-24T20:50:22.798Z", "2025-10-24T20:50:22.801Z", "2025-10-24T20:50:22.802Z"}, at)
 			},
 		},
 		{

@@ -23,6 +23,11 @@
 // messages, which equals the stream's result.usage of the same turn.
 // Cost is not in the log.
 //
+// Time: a line's timestamp; a file-history snapshot has none of its own
+// but the snapshot's (an update of one carries the original's, so not
+// that); other lines without one are placed on the session's clock
+// (adapter.Clock).
+//
 // Errors: an API error message (isApiErrorMessage) ends its turn failed
 // with runtime.error; api_error retries are warnings; undecodable lines
 // are runtime.error{validation_error}, unknown record types
@@ -42,4 +47,4 @@
 package claudelog
 
 // Intro is the paragraph the generated docs/mapping page opens with.
-const Intro = "Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`, and sub-agent transcripts), one line per frame, raw source `claude.session-log`. The messages are mapped by the same code as claude-stream, so the thread, content-block and tool item ids of a session's log equal those of its stream. A turn runs from a user prompt to the main-line assistant message with a terminal stop_reason (older logs: to the next prompt); an assistant message split over lines sharing message.id counts its (last) usage once, and a turn's usage is the sum over its messages. Bookkeeping records become thread.metadata.updated."
+const Intro = "Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`, and sub-agent transcripts), one line per frame, raw source `claude.session-log`. The messages are mapped by the same code as claude-stream, so the thread, content-block and tool item ids of a session's log equal those of its stream. A turn runs from a user prompt to the main-line assistant message with a terminal stop_reason (older logs: to the next prompt); an assistant message split over lines sharing message.id counts its (last) usage once, and a turn's usage is the sum over its messages. Bookkeeping records become thread.metadata.updated. Time is the line's timestamp, or for a file-history snapshot (a log's first line, as a rule) the time it was taken; a line without one (a summary, an update of a snapshot) is placed at its arrival shifted onto the log's clock, and before any line has given a time, at its arrival."

@@ -11,7 +11,7 @@ var lineFields = []string{
 	"type", "subtype", "sessionId", "uuid", "timestamp", "isSidechain", "isMeta", "isCompactSummary",
 	"isApiErrorMessage", "error", "message", "toolUseResult", "data", "toolUseID", "parentToolUseID",
 	"summary", "customTitle", "content", "durationMs", "compactMetadata", "level", "hookErrors",
-	"preventedContinuation", "retryAttempt", "maxRetries",
+	"preventedContinuation", "retryAttempt", "maxRetries", "snapshot", "isSnapshotUpdate",
 }
 
 // scanLine decodes a session-log line as json.Unmarshal into line does, by
@@ -27,7 +27,7 @@ func scanLine(b []byte) (line, jsonscan.Info, bool) {
 		return line{}, info, false
 	}
 	c := bytes.Clone(b)
-	var v [25][]byte
+	var v [27][]byte
 	if !jsonscan.Fields(c, lineFields, v[:]) {
 		return line{}, info, false
 	}
@@ -43,7 +43,7 @@ func scanLine(b []byte) (line, jsonscan.Info, bool) {
 		}
 		*p = s
 	}
-	bools := []*bool{5: &l.IsSidechain, 6: &l.IsMeta, 7: &l.IsCompactSummary, 8: &l.IsAPIErrorMessage, 22: &l.Prevented}
+	bools := []*bool{5: &l.IsSidechain, 6: &l.IsMeta, 7: &l.IsCompactSummary, 8: &l.IsAPIErrorMessage, 22: &l.Prevented, 26: &l.IsSnapshotUpdate}
 	for i, p := range bools {
 		if p == nil {
 			continue
@@ -54,7 +54,7 @@ func scanLine(b []byte) (line, jsonscan.Info, bool) {
 		}
 		*p = x
 	}
-	l.Error, l.Message, l.ToolUseResult, l.Data, l.Content, l.CompactMetadata = v[9], v[10], v[11], v[12], v[17], v[19]
+	l.Error, l.Message, l.ToolUseResult, l.Data, l.Content, l.CompactMetadata, l.Snapshot = v[9], v[10], v[11], v[12], v[17], v[19], v[25]
 	// The few members of other types are small: decoded as they are.
 	for _, m := range [...]struct {
 		i int
