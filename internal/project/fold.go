@@ -77,6 +77,7 @@ type itemPatch struct {
 	itemType, status, title   *string
 	detail, toolName, command *string
 	exitCode                  *int
+	durationMs                *int64
 	files                     []string
 	parent                    *string
 	text                      [numStreams]*strings.Builder
@@ -323,6 +324,9 @@ func (it *itemPatch) lifecycle(p *canonical.ItemLifecycle) {
 	set(&it.parent, p.ParentItemID)
 	if p.ExitCode != nil {
 		it.exitCode = new(*p.ExitCode)
+	}
+	if p.DurationMs != nil {
+		it.durationMs = new(*p.DurationMs)
 	}
 	if p.Files != nil {
 		it.files = p.Files

@@ -342,6 +342,8 @@ var itemCols, itemSets = shared("i", func() []column {
 		column{name: "started_at", typ: "timestamptz", kind: kindFirst},
 		column{name: "completed_at", typ: "timestamptz", kind: kindLatest},
 		column{name: "updated_at", typ: "timestamptz", kind: kindGreatest},
+		// Last: a column's session_columns bit is its position.
+		column{name: "duration_ms", typ: "int8", kind: kindLatest},
 	)
 }())
 
@@ -778,7 +780,7 @@ func (w *writes) queue(b *pgx.Batch) {
 					extends = true
 				}
 			}
-			rs.add(append(vals, it.startedAt, it.completedAt, it.updatedAt)...)
+			rs.add(append(vals, it.startedAt, it.completedAt, it.updatedAt, it.durationMs)...)
 			if extends {
 				appends.add(app...)
 			}

@@ -55,6 +55,13 @@ func fixture(tenant string) recording {
 	day2 := day1.Add(24 * time.Hour)
 	turn(2, day2, &code1, canonical.ItemStatusFailed, 1004, 1500, "decline", canonical.TurnStateFailed, "boom",
 		canonical.TokenUsage{InputTokens: 200, OutputTokens: 20}, 0.2, 2000)
+	// A call whose start and end carry one time (Codex rollouts of 2025)
+	// and the duration the provider measured: the view reads that.
+	stated := int64(300)
+	tid2, rid := ids.Derived(canonical.EntityTurn, 2, 0), ids.Derived(canonical.EntityItem, 3, 0)
+	add(day2, tid2, rid, "", &canonical.ItemStarted{ItemType: canonical.ItemTypeDynamicToolCall, ToolName: "Read"})
+	add(day2, tid2, rid, "", &canonical.ItemCompleted{ItemType: canonical.ItemTypeDynamicToolCall, Status: canonical.ItemStatusCompleted,
+		ToolName: "Read", DurationMs: &stated})
 	for range 2 {
 		add(day2.Add(time.Minute), "", "", "", &canonical.RuntimeWarning{Message: "unmapped codex-exec frame kind weird",
 			Detail: json.RawMessage(`{"dialect":"codex-exec","kind":"weird"}`)})
@@ -98,6 +105,9 @@ func TestViews(t *testing.T) {
 	q(`SELECT calls, succeeded, failed, success_rate::text, p50_ms::text, p95_ms::text FROM tool_calls_by_tool WHERE tool = 'Bash'`, &calls, &ok, &failed, &rate, &p50, &p95)
 	require.Equal(t, []int{2, 1, 1}, []int{calls, ok, failed})
 	require.Equal(t, []string{"0.5000", "1502.000", "1950.200"}, []string{rate, p50, p95})
+	q(`SELECT calls, p50_ms::text FROM tool_calls_by_tool WHERE tool = 'Read'`, &calls, &p50)
+	require.Equal(t, 1, calls)
+	require.Equal(t, "300.000", p50, "the provider's duration, not the 0 ms between two stamps of one time")
 
 	for decision, want := range map[string][2]string{"accept": {"500.000", "approved"}, "decline": {"1500.000", "denied"}} {
 		var n int

@@ -63,9 +63,9 @@ func schemaValidate(t *testing.T, k Kind, doc []byte) error {
 
 // unsetInFixture names payload members a fixture leaves out on purpose.
 var unsetInFixture = map[Kind][]string{
-	// A started item has neither an exit code nor content yet; the
-	// item.updated and item.completed fixtures set both.
-	KindItemStarted: {"exitCode", "content"},
+	// A started item has neither an exit code, a duration nor content
+	// yet; the item.updated and item.completed fixtures set them.
+	KindItemStarted: {"exitCode", "durationMs", "content"},
 }
 
 func readFixtureFile(k Kind) ([]byte, error) {

@@ -20,6 +20,9 @@ type ItemLifecycle struct {
 	Command string `json:"command,omitempty"`
 	// ExitCode is the command's exit status, for finished command_execution items.
 	ExitCode *int `json:"exitCode,omitempty"`
+	// DurationMs is how long a finished tool or command item ran, in
+	// milliseconds, as the provider measured it (when it says).
+	DurationMs *int64 `json:"durationMs,omitempty" canonical:"nonneg"`
 	// Files lists the paths a file_change item touches.
 	Files []string `json:"files,omitempty"`
 	// Content is the item's full text per stream kind (assistant text,

@@ -22,7 +22,7 @@ import (
 const Dialect = "codex-app-server"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-app-server/4"
+const MappingVersion = "codex-app-server/5"
 
 // Raw sources: what the agent sends unasked, what it asks, and the
 // answers to requests in either direction.
@@ -471,7 +471,7 @@ func (mp *mapper) completeItem(p canonical.ItemLifecycle) {
 	key := itemKey(mp.thread, mp.turn, mp.item)
 	if !mp.itemOpen(key) {
 		opening := p
-		opening.Status, opening.Content, opening.ExitCode = canonical.ItemStatusInProgress, nil, nil
+		opening.Status, opening.Content, opening.ExitCode, opening.DurationMs = canonical.ItemStatusInProgress, nil, nil, nil
 		mp.startItem(opening)
 	}
 	mp.st.Items = slices.DeleteFunc(mp.st.Items, func(k string) bool { return k == key })

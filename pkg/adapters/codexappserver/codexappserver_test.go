@@ -120,6 +120,21 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a command's exit code and duration are the completion's; a start carries neither",
+			given: []string{turnStarted,
+				`{"method":"item/completed","params":{"threadId":"th","turnId":"tu","item":{"type":"commandExecution","id":"c1","command":"ls","status":"completed","exitCode":0,"durationMs":209,"aggregatedOutput":"a\n"}}}`,
+				turnDone},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				started, done := evs[1].Payload.(*canonical.ItemStarted), evs[2].Payload.(*canonical.ItemCompleted)
+				require.Nil(t, started.ExitCode)
+				require.Nil(t, started.DurationMs)
+				require.Equal(t, new(0), done.ExitCode)
+				require.Equal(t, new(int64(209)), done.DurationMs)
+			},
+		},
+		{
 			name: "user messages are keyed by turn and text; a second one alike in the turn is an item of its own",
 			given: []string{turnStarted,
 				`{"method":"item/started","params":{"threadId":"th","turnId":"tu","item":{"type":"userMessage","id":"u1","content":[{"type":"text","text":"go on"}]}}}`,

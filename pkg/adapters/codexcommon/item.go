@@ -26,6 +26,7 @@ type Item struct {
 	AggregatedOutputSnake *string         `json:"aggregated_output"`
 	ExitCode              *int            `json:"exitCode"`
 	ExitCodeSnake         *int            `json:"exit_code"`
+	DurationMs            *int64          `json:"durationMs"`
 	Status                json.RawMessage `json:"status"`
 	Changes               json.RawMessage `json:"changes"`
 	Server                string          `json:"server"`
@@ -82,8 +83,11 @@ func (it Item) Lifecycle(data json.RawMessage, final bool) canonical.ItemLifecyc
 		p.Detail = it.Message
 	}
 	p.Files = changedFiles(it.Changes)
+	if it.DurationMs != nil && *it.DurationMs >= 0 {
+		p.DurationMs = it.DurationMs
+	}
 	if !final {
-		p.ExitCode = nil
+		p.ExitCode, p.DurationMs = nil, nil
 		if p.Status != canonical.ItemStatusInProgress {
 			// A start or update is never a terminal status, whatever
 			// the item snapshot says.

@@ -122,7 +122,7 @@ func TestMap(t *testing.T) {
 				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
 				ln("response_item", `{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}`),
 				ln("event_msg", `{"type":"exec_command_begin","call_id":"c1","turn_id":"tu","command":["ls"]}`),
-				ln("event_msg", `{"type":"exec_command_end","call_id":"c1","turn_id":"tu","exit_code":0,"aggregated_output":"a.go\n"}`),
+				ln("event_msg", `{"type":"exec_command_end","call_id":"c1","turn_id":"tu","exit_code":2,"aggregated_output":"a.go\n","duration":{"secs":1,"nanos":250000000}}`),
 				ln("response_item", `{"type":"function_call_output","call_id":"c1","output":"a.go\n"}`),
 				ln("event_msg", `{"type":"task_complete","turn_id":"tu"}`),
 			},
@@ -134,6 +134,13 @@ func TestMap(t *testing.T) {
 				require.Equal(t, canonical.ItemTypeCommandExecution, done.ItemType)
 				require.Equal(t, "ls", done.Command)
 				require.Equal(t, "a.go\n", done.Content[canonical.StreamCommandOutput])
+				// What the end event said reaches the completion, which the
+				// output (plain text) does not say; the update does not
+				// carry it, a terminal field of an unfinished item.
+				require.Equal(t, new(2), done.ExitCode)
+				require.Equal(t, new(int64(1250)), done.DurationMs)
+				require.Nil(t, evs[3].Payload.(*canonical.ItemUpdated).ExitCode)
+				require.Nil(t, evs[3].Payload.(*canonical.ItemUpdated).DurationMs)
 			},
 		},
 		{
@@ -153,9 +160,11 @@ func TestMap(t *testing.T) {
 				require.Equal(t, "no\n", done.Content[canonical.StreamCommandOutput])
 				require.NotNil(t, done.ExitCode)
 				require.Equal(t, 1, *done.ExitCode)
+				require.Equal(t, new(int64(100)), done.DurationMs, "duration_seconds, in ms")
 				other := evs[4].Payload.(*canonical.ItemCompleted)
 				require.Equal(t, `{"output":1}`, other.Content[canonical.StreamCommandOutput], "JSON that is no such wrapper is output as it is")
 				require.Nil(t, other.ExitCode)
+				require.Nil(t, other.DurationMs)
 			},
 		},
 		{

@@ -2,6 +2,7 @@ package codexrollout
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 
 	"github.com/agentwire/agentwire/internal/jsonscan"
@@ -45,6 +46,7 @@ type ev struct {
 	Details        *string                `json:"details"`
 	CodexErrorInfo json.RawMessage        `json:"codex_error_info"`
 	DurationMs     *int64                 `json:"duration_ms"`
+	Duration       json.RawMessage        `json:"duration"`
 	ContentIndex   *int                   `json:"content_index"`
 	SummaryIndex   *int                   `json:"summary_index"`
 	Questions      json.RawMessage        `json:"questions"`
@@ -59,6 +61,19 @@ type ev struct {
 	SessionID     string `json:"session_id"`
 	Path          string `json:"path"`
 	Prompt        string `json:"prompt"`
+}
+
+// rustDurationMs reads a Rust Duration as serde writes it, {"secs": s,
+// "nanos": n}, in whole milliseconds; nil for anything else.
+func rustDurationMs(raw json.RawMessage) *int64 {
+	var d struct {
+		Secs  *int64 `json:"secs"`
+		Nanos *int64 `json:"nanos"`
+	}
+	if jsonscan.Unmarshal(raw, &d) != nil || d.Secs == nil || d.Nanos == nil || *d.Secs < 0 || *d.Nanos < 0 || *d.Secs > math.MaxInt64/1000-1 {
+		return nil
+	}
+	return new(*d.Secs*1000 + *d.Nanos/1e6)
 }
 
 func (e ev) turn() string { return codexcommon.Text(e.TurnID, e.TurnIDCamel) }
@@ -334,6 +349,9 @@ func (mp *mapper) toolEvent(kind string, e ev, t canonical.ItemType, raw json.Ra
 		lc.ToolName, lc.Title = e.Tool, e.Tool
 	case canonical.ItemTypeImageView:
 		lc.Title = e.Path
+	}
+	if strings.HasSuffix(kind, "_end") {
+		lc.DurationMs = rustDurationMs(e.Duration)
 	}
 	if strings.HasSuffix(kind, "_begin") || kind == "dynamic_tool_call_request" {
 		mp.resolveRequest(call, "approved")

@@ -78,10 +78,11 @@ func (mp *mapper) open(s sighting) OpenItem {
 	it := OpenItem{
 		Key: s.key, PID: s.pid, ID: id, Type: s.lc.ItemType, Family: s.fam, Tool: s.tool,
 		Content: merge(nil, s.lc.Content), Title: s.lc.Title, Command: s.lc.Command, ToolName: s.lc.ToolName,
+		ExitCode: s.lc.ExitCode, DurationMs: s.lc.DurationMs,
 	}
 	p := s.lc
 	p.Status = canonical.ItemStatusInProgress
-	p.ExitCode = nil
+	p.ExitCode, p.DurationMs = nil, nil
 	st := canonical.ItemStarted(p)
 	mp.em.Emit(mp.itemEnv(it), &st)
 	return it
@@ -109,6 +110,12 @@ func (mp *mapper) complete(it OpenItem, p canonical.ItemLifecycle) {
 	if p.ToolName == "" {
 		p.ToolName = it.ToolName
 	}
+	if p.ExitCode == nil {
+		p.ExitCode = it.ExitCode
+	}
+	if p.DurationMs == nil {
+		p.DurationMs = it.DurationMs
+	}
 	if p.Status == "" || p.Status == canonical.ItemStatusInProgress {
 		p.Status = canonical.ItemStatusCompleted
 	}
@@ -123,7 +130,13 @@ func (mp *mapper) update(i int, p canonical.ItemLifecycle) {
 	if p.ItemType == "" || p.ItemType == canonical.ItemTypeUnknown {
 		p.ItemType = it.Type
 	}
-	p.Status, p.ExitCode = canonical.ItemStatusInProgress, nil
+	if p.ExitCode != nil {
+		it.ExitCode = p.ExitCode
+	}
+	if p.DurationMs != nil {
+		it.DurationMs = p.DurationMs
+	}
+	p.Status, p.ExitCode, p.DurationMs = canonical.ItemStatusInProgress, nil, nil
 	u := canonical.ItemUpdated(p)
 	mp.em.Emit(mp.itemEnv(*it), &u)
 }

@@ -2,6 +2,7 @@ package codexrollout
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 
@@ -167,8 +168,8 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 		}
 		out := outputText(r.Output)
 		if lc.ItemType == canonical.ItemTypeCommandExecution {
-			if text, exit, ok := shellOutput(out); ok {
-				out, lc.ExitCode = text, exit
+			if text, exit, ms, ok := shellOutput(out); ok {
+				out, lc.ExitCode, lc.DurationMs = text, exit, ms
 			}
 		}
 		if out != "" {
@@ -202,21 +203,27 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 // shellOutput unwraps a shell call's output as Codex CLIs of 2025 wrote it
 // for the model: a JSON object {"output": text, "metadata": {"exit_code":
 // n, "duration_seconds": s}}, which is the only place those rollouts say
-// how the command exited.
-func shellOutput(out string) (string, *int, bool) {
+// how the command exited and how long it ran (its call and output lines
+// have one timestamp).
+func shellOutput(out string) (string, *int, *int64, bool) {
 	if !strings.HasPrefix(out, "{") {
-		return "", nil, false
+		return "", nil, nil, false
 	}
 	var o struct {
 		Output   *string `json:"output"`
 		Metadata *struct {
-			ExitCode *int `json:"exit_code"`
+			ExitCode        *int     `json:"exit_code"`
+			DurationSeconds *float64 `json:"duration_seconds"`
 		} `json:"metadata"`
 	}
 	if jsonscan.Unmarshal([]byte(out), &o) != nil || o.Output == nil || o.Metadata == nil {
-		return "", nil, false
+		return "", nil, nil, false
 	}
-	return *o.Output, o.Metadata.ExitCode, true
+	var ms *int64
+	if s := o.Metadata.DurationSeconds; s != nil && *s >= 0 && *s < 1e12 {
+		ms = new(int64(math.Round(*s * 1000)))
+	}
+	return *o.Output, o.Metadata.ExitCode, ms, true
 }
 
 // outputDelta appends command output to the call's item.

@@ -73,6 +73,11 @@ type OpenItem struct {
 	Title    string `json:"title,omitempty"`
 	Command  string `json:"command,omitempty"`
 	ToolName string `json:"toolName,omitempty"`
+	// ExitCode and DurationMs are what the call's end event said
+	// (exec_command_end, mcp_tool_call_end), for the completion by its
+	// output, which says neither in the rollouts of 2026.
+	ExitCode   *int   `json:"exitCode,omitempty"`
+	DurationMs *int64 `json:"durationMs,omitempty"`
 }
 
 // OpenRequest is an approval or question the rollout recorded.
