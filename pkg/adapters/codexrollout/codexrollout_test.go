@@ -168,6 +168,35 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "an exec_command output's header (CLIs of 2026) gives the exit code and, once exited, the duration",
+			given: []string{
+				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
+				ln("response_item", `{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"false\"}","call_id":"c1"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c1","output":"Chunk ID: 56effa\nWall time: 0.0512 seconds\nProcess exited with code 1\nOriginal token count: 1\nOutput:\nno\n"}`),
+				ln("response_item", `{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"sleep 9\"}","call_id":"c2"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c2","output":"Chunk ID: 1a2b3c\nWall time: 10.0000 seconds\nProcess running with session ID 7\nOriginal token count: 0\nOutput:\n"}`),
+				ln("response_item", `{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"cat notes\"}","call_id":"c3"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c3","output":"Dear diary\nOutput:\nfine"}`),
+				ln("event_msg", `{"type":"task_complete","turn_id":"tu"}`),
+			},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted,
+				canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				exited := evs[2].Payload.(*canonical.ItemCompleted)
+				require.Equal(t, "no\n", exited.Content[canonical.StreamCommandOutput], "the header is for the model, not output")
+				require.Equal(t, new(1), exited.ExitCode)
+				require.Equal(t, new(int64(51)), exited.DurationMs)
+				running := evs[4].Payload.(*canonical.ItemCompleted)
+				require.Nil(t, running.ExitCode)
+				require.Nil(t, running.DurationMs, "a running process's wall time is the wait for this chunk")
+				require.Empty(t, running.Content[canonical.StreamCommandOutput])
+				plain := evs[6].Payload.(*canonical.ItemCompleted)
+				require.Equal(t, "Dear diary\nOutput:\nfine", plain.Content[canonical.StreamCommandOutput], "no header: the output as it is")
+				require.Nil(t, plain.ExitCode)
+			},
+		},
+		{
 			name: "a message recorded twice (EventMsg and response_item) is one item; legacy id-less deltas join it",
 			given: []string{
 				ln("event_msg", `{"type":"agent_message_delta","delta":"Hel"}`),

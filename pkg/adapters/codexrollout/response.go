@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentwire/agentwire/internal/jsonscan"
@@ -170,6 +171,8 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 		if lc.ItemType == canonical.ItemTypeCommandExecution {
 			if text, exit, ms, ok := shellOutput(out); ok {
 				out, lc.ExitCode, lc.DurationMs = text, exit, ms
+			} else if text, exit, ms, ok := execOutput(out); ok {
+				out, lc.ExitCode, lc.DurationMs = text, exit, ms
 			}
 		}
 		if out != "" {
@@ -224,6 +227,58 @@ func shellOutput(out string) (string, *int, *int64, bool) {
 		ms = new(int64(math.Round(*s * 1000)))
 	}
 	return *o.Output, o.Metadata.ExitCode, ms, true
+}
+
+// execOutput unwraps an exec_command or write_stdin call's output as
+// Codex CLIs of 2026 write it for the model: header lines, then "Output:"
+// and the output itself.
+//
+//	Chunk ID: 56effa
+//	Wall time: 0.0512 seconds
+//	Process exited with code 0
+//	Original token count: 3
+//	Output:
+//	...
+//
+// The exit code and the wall time are the command's once its process
+// exited; while it runs ("Process running with session ID n") the wall
+// time is only this chunk's wait. Any other line before "Output:" means
+// this is not such a header: the output is kept as it is.
+func execOutput(out string) (string, *int, *int64, bool) {
+	var exit *int
+	var wall *float64
+	header, body, found := strings.Cut(out, "\nOutput:\n")
+	if !found {
+		header, found = strings.CutSuffix(out, "\nOutput:")
+	}
+	if !found || header == "" {
+		return "", nil, nil, false
+	}
+	for line := range strings.SplitSeq(header, "\n") {
+		switch {
+		case strings.HasPrefix(line, "Chunk ID: "), strings.HasPrefix(line, "Original token count: "),
+			strings.HasPrefix(line, "Process running with session ID "):
+		case strings.HasPrefix(line, "Wall time: ") && strings.HasSuffix(line, " seconds"):
+			s, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(line, "Wall time: "), " seconds"), 64)
+			if err != nil || s < 0 || s > 1e9 {
+				return "", nil, nil, false
+			}
+			wall = &s
+		case strings.HasPrefix(line, "Process exited with code "):
+			n, err := strconv.Atoi(strings.TrimPrefix(line, "Process exited with code "))
+			if err != nil {
+				return "", nil, nil, false
+			}
+			exit = &n
+		default:
+			return "", nil, nil, false
+		}
+	}
+	var ms *int64
+	if exit != nil && wall != nil {
+		ms = new(int64(math.Round(*wall * 1000)))
+	}
+	return body, exit, ms, true
 }
 
 // outputDelta appends command output to the call's item.
