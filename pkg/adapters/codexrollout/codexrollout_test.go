@@ -151,9 +151,12 @@ func TestMap(t *testing.T) {
 				ln("response_item", `{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"no\\n\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":0.1}}"}`),
 				ln("response_item", `{"type":"function_call","name":"shell","arguments":"{\"command\":[\"cat\",\"x.json\"]}","call_id":"c2"}`),
 				ln("response_item", `{"type":"function_call_output","call_id":"c2","output":"{\"output\":1}"}`),
+				ln("response_item", `{"type":"function_call","name":"shell","arguments":"{\"command\":[\"brew\"]}","call_id":"c3"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c3","output":"failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, exit code: 2, stdout: , stderr: denied"}`),
 				ln("event_msg", `{"type":"task_complete","turn_id":"tu"}`),
 			},
-			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindItemCompleted,
+				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
 				done := evs[2].Payload.(*canonical.ItemCompleted)
@@ -165,6 +168,9 @@ func TestMap(t *testing.T) {
 				require.Equal(t, `{"output":1}`, other.Content[canonical.StreamCommandOutput], "JSON that is no such wrapper is output as it is")
 				require.Nil(t, other.ExitCode)
 				require.Nil(t, other.DurationMs)
+				denied := evs[6].Payload.(*canonical.ItemCompleted)
+				require.Equal(t, new(2), denied.ExitCode, "the exit code the sandbox's report states")
+				require.Contains(t, denied.Content[canonical.StreamCommandOutput], "failed in sandbox", "the report stays the output")
 			},
 		},
 		{

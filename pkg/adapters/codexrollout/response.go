@@ -173,6 +173,8 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 				out, lc.ExitCode, lc.DurationMs = text, exit, ms
 			} else if text, exit, ms, ok := execOutput(out); ok {
 				out, lc.ExitCode, lc.DurationMs = text, exit, ms
+			} else {
+				lc.ExitCode = sandboxExit(out)
 			}
 		}
 		if out != "" {
@@ -227,6 +229,29 @@ func shellOutput(out string) (string, *int, *int64, bool) {
 		ms = new(int64(math.Round(*s * 1000)))
 	}
 	return *o.Output, o.Metadata.ExitCode, ms, true
+}
+
+// sandboxExit is the exit code of a command the sandbox stopped, as Codex
+// CLIs of 2025 reported it in place of the output: "failed in sandbox
+// MacosSeatbelt with execution error: ..., exit code: 1, stdout: ...,
+// stderr: ...". The text stays the output: it is what the model saw.
+func sandboxExit(out string) *int {
+	if !strings.HasPrefix(out, "failed in sandbox ") {
+		return nil
+	}
+	_, after, ok := strings.Cut(out, ", exit code: ")
+	if !ok {
+		return nil
+	}
+	code, _, ok := strings.Cut(after, ",")
+	if !ok {
+		return nil
+	}
+	n, err := strconv.Atoi(code)
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 // execOutput unwraps an exec_command or write_stdin call's output as
