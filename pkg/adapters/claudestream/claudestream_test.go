@@ -274,6 +274,25 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a tool's structured result gives its duration where it states one",
+			given: []string{
+				initLine,
+				assistant("m1", `{"type":"tool_use","id":"g1","name":"Glob","input":{"pattern":"*.go"}},{"type":"tool_use","id":"t1","name":"Task","input":{"description":"d"}},{"type":"tool_use","id":"w1","name":"WebSearch","input":{"query":"q"}},{"type":"tool_use","id":"b1","name":"Bash","input":{"command":"ls"}}`),
+				`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"g1","content":"a.go"}]},"tool_use_result":{"filenames":["a.go"],"durationMs":12,"numFiles":1,"truncated":false},"session_id":"s1"}`,
+				`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"done"}]},"tool_use_result":{"content":[],"totalDurationMs":65000,"totalTokens":9},"session_id":"s1"}`,
+				`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"w1","content":"r"}]},"tool_use_result":{"query":"q","results":[],"durationSeconds":1.2345},"session_id":"s1"}`,
+				`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"b1","content":"a.go"}]},"tool_use_result":{"stdout":"a.go","stderr":"","interrupted":false,"isImage":false},"session_id":"s1"}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				got := map[string]*int64{}
+				for _, c := range ofType[*canonical.ItemCompleted](evs) {
+					got[c.ToolName] = c.DurationMs
+				}
+				require.Equal(t, map[string]*int64{"Glob": new(int64(12)), "Task": new(int64(65000)), "WebSearch": new(int64(1235)), "Bash": nil}, got)
+			},
+		},
+		{
 			name:     "result error subtypes and API errors: runtime.error + turn.completed{failed}",
 			given:    []string{initLine, `{"type":"result","subtype":"error_max_turns","is_error":true,"errors":["max turns"],"session_id":"s1","usage":{"input_tokens":1,"output_tokens":1},"total_cost_usd":0}`, `{"type":"result","subtype":"success","is_error":true,"api_error_status":500,"result":"API Error: 500","session_id":"s1","usage":{"input_tokens":0,"output_tokens":0},"total_cost_usd":0}`},
 			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindRuntimeError, canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated, canonical.KindRuntimeError, canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},

@@ -632,7 +632,7 @@ func (t *Transcript) ToolResult(em *adapter.Emitter, env canonical.Event, b Bloc
 	t.remember(b.ToolUseID)
 	c := canonical.ItemCompleted{
 		ItemType: tool.Type, Status: status, Title: tool.Title, ToolName: tool.Name, Command: tool.Cmd,
-		Files: tool.Files, ParentItemID: tool.Parent, Data: data,
+		Files: tool.Files, ParentItemID: tool.Parent, Data: data, DurationMs: resultDuration(toolUseResult),
 	}
 	if text != "" {
 		switch tool.Type { //nolint:exhaustive // only commands and file changes have an output stream kind
@@ -645,6 +645,36 @@ func (t *Transcript) ToolResult(em *adapter.Emitter, env canonical.Event, b Bloc
 		}
 	}
 	em.Emit(env, &c)
+}
+
+// resultDuration is how long a tool ran as its structured result says:
+// durationMs (Glob, Grep, WebFetch), totalDurationMs (Task, a sub-agent's
+// whole run) or durationSeconds (WebSearch). Bash and most others say
+// nothing, and a saved stream, placed at its arrival, has no other
+// measure of them.
+func resultDuration(toolUseResult json.RawMessage) *int64 {
+	if len(toolUseResult) == 0 || toolUseResult[0] != '{' {
+		return nil
+	}
+	var r struct {
+		DurationMs      *float64 `json:"durationMs"`
+		TotalDurationMs *float64 `json:"totalDurationMs"`
+		DurationSeconds *float64 `json:"durationSeconds"`
+	}
+	if jsonscan.Unmarshal(toolUseResult, &r) != nil {
+		return nil
+	}
+	ms := r.DurationMs
+	if ms == nil {
+		ms = r.TotalDurationMs
+	}
+	if ms == nil && r.DurationSeconds != nil {
+		ms = new(*r.DurationSeconds * 1000)
+	}
+	if ms == nil || *ms < 0 || *ms > 1e15 {
+		return nil
+	}
+	return new(int64(math.Round(*ms)))
 }
 
 // ResultText is the text of a tool_result's content: a string, or the
