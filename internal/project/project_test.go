@@ -376,6 +376,33 @@ func TestNATSRestart(t *testing.T) {
 	requireGolden(t, e.dump())
 }
 
+// TestSchemaMismatchStops: a database without a column the projector
+// writes (a binary newer than the schema) stops the projector with the
+// hint to migrate, and /healthz says so. The worker that hit it used to
+// stop alone: the others and the dispatcher ran on, the consumer stalled
+// at its ack limit, and the projector hung, healthy to look at.
+func TestSchemaMismatchStops(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	_, err := e.pool.Exec(ctx, `ALTER TABLE items DROP COLUMN parent_item_id`)
+	require.NoError(t, err)
+	e.publish([]recording{fixture("acme")}, 1)
+	p := project.New(e.pool, e.layout, project.Config{}, quiet())
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Run(runCtx) }()
+	select {
+	case err := <-done:
+		require.ErrorContains(t, err, "run `agentwire migrate`")
+		require.ErrorContains(t, err, "parent_item_id")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the projector did not stop on a schema that lacks a column")
+	}
+	require.ErrorContains(t, p.Health(), "agentwire migrate")
+}
+
 // TestDeliveryGap: a delivery lost in flight (a gap in the consumer's
 // delivery numbers, or numbers that went back after a server restart)
 // stops the run before the next message is applied.

@@ -178,8 +178,13 @@ func (w *worker) process(msgs []delivery) {
 			careful = true
 			continue
 		case errors.Is(err, errFatal):
+			// The whole run ends, not just this worker: the dispatcher
+			// would otherwise keep handing it events it drops, until the
+			// ack limit stalls the consumer and the projector hangs,
+			// healthy to look at.
 			p.log.Error("projector stopped", "err", err)
 			w.err = err
+			w.lost(err)
 			return
 		case errors.Is(err, errSuperseded):
 			// Another projector is active: what is in hand is left to it.
