@@ -336,6 +336,44 @@ func TestDeadLetter(t *testing.T) {
 	require.Equal(t, before, e.dump())
 }
 
+// TestDeadLetterBeforeCommit: while the dead letters cannot be written
+// (the DEADLETTER stream gone), a batch holding an event Postgres refuses
+// is not committed, so the event is not lost past its session's
+// checkpoint; once they can, the batch commits and the event is there.
+// The dead letter used to be published after the commit, and a failure
+// only logged: the event was acked, in neither the log nor the dead
+// letters.
+func TestDeadLetterBeforeCommit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	r := fixture("acme")
+	bad := r.events[2]
+	bad.EventID = canonical.IDSpace{Tenant: "acme", Provider: canonical.ProviderCodex, SessionKey: "bad"}.Event(1, 0)
+	bad.Payload = &canonical.ContentDelta{StreamKind: canonical.StreamCommandOutput, Delta: "a\x00b"}
+	r.events = append(r.events[:3:3], append([]canonical.Event{bad}, r.events[3:]...)...)
+	require.NoError(t, e.layout.JS.DeleteStream(ctx, "DEADLETTER"))
+	e.publish([]recording{r}, 1)
+	p := e.start(project.Config{})
+	require.Eventually(t, func() bool { return p.Stats().Retries.Load() > 0 }, 30*time.Second, 50*time.Millisecond,
+		"the batch is retried while its dead letter cannot be written")
+	var n int
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&n))
+	require.Zero(t, n, "nothing of the batch is committed before its dead letter is written")
+
+	_, err := bus.Ensure(ctx, e.layout.JS, bus.Config{})
+	require.NoError(t, err)
+	e.waitApplied("")
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&n))
+	require.Equal(t, len(r.events)-1, n)
+	require.Equal(t, uint64(1), p.Stats().DeadLettered.Load())
+	st, err := e.layout.JS.Stream(ctx, "DEADLETTER")
+	require.NoError(t, err)
+	m, err := st.GetLastMsgForSubject(ctx, "deadletter.project.acme")
+	require.NoError(t, err)
+	require.Equal(t, bad.EventID, m.Header.Get("ce-id"))
+}
+
 // TestFoldPanic: a bug of the projector's own that panics on one event
 // dead-letters that event with the reason; the projector keeps running
 // and applies every other event.

@@ -161,7 +161,7 @@ func (w *worker) process(msgs []delivery) {
 			p.stats.Applied.Add(uint64(out.applied)) //nolint:gosec // counts are non-negative
 			p.stats.Skipped.Add(uint64(out.skipped)) //nolint:gosec // counts are non-negative
 			for _, de := range out.dead {
-				p.deadLetter(ctx, de.d.msg, de.d.ev.Tenant, de.reason)
+				p.deadLettered(de.d.msg, de.d.ev.Tenant, de.reason)
 			}
 			for _, d := range batch {
 				if err := d.msg.Ack(); err != nil {
@@ -386,6 +386,17 @@ func (p *Projector) applyTx(ctx context.Context, batch []*decoded, mode applyMod
 	if behind > 0 {
 		return out, errAlreadyApplied
 	}
+	// The events Postgres refused are dead-lettered before the commit
+	// moves their sessions' checkpoints past them: a dead letter that
+	// failed (NATS away) or was never sent (a crash just after the
+	// commit) would lose them, acked, in neither the log nor the dead
+	// letters. Sent and then not committed, they are sent again when the
+	// batch is, under the same message id: the stream drops the copy.
+	for _, de := range out.dead {
+		if err := p.publishDeadLetter(ctx, de.d.msg, de.d.ev.Tenant, de.reason, "project:"+de.d.ev.Tenant+":"+de.d.ev.EventID); err != nil {
+			return out, fmt.Errorf("dead-letter event %s: %w", de.d.ev.EventID, err)
+		}
+	}
 	if p.cfg.BeforeCommit != nil {
 		p.cfg.BeforeCommit(len(batch))
 	}
@@ -559,20 +570,30 @@ func eventArgs(evs []*decoded) []any {
 	return []any{t, e, ty, pr, s, th, tu, it, rq, at, mv, seq, data}
 }
 
-// deadLetter publishes an event the projector cannot apply to
-// deadletter.project.<tenant> with the reason, then acks it; when even
-// that fails the log is the last resort and the event is left for
-// redelivery.
+// deadLetter publishes an event the projector cannot even decode to
+// deadletter.project.<tenant> with the reason, counts it and terminates
+// its delivery. If publishing fails it is left unacked, and will be
+// redelivered.
 func (p *Projector) deadLetter(ctx context.Context, m jetstream.Msg, tenant, reason string) {
-	p.stats.DeadLettered.Add(1)
-	if canonical.ValidateTenant(tenant) != nil {
-		tenant = "unknown"
+	if err := p.publishDeadLetter(ctx, m, tenant, reason, ""); err != nil {
+		p.log.Error("dead-lettering failed; the event will be redelivered", "reason", reason, "err", err)
+		return
 	}
-	msg := nats.NewMsg(bus.DeadLetterProjectSubject(tenant))
+	p.deadLettered(m, tenant, reason)
+}
+
+// publishDeadLetter puts m on deadletter.project.<tenant> with the
+// reason, retrying a few times. A non-empty msgID makes a second copy (a
+// batch applied again after a crash) a duplicate the stream drops.
+func (p *Projector) publishDeadLetter(ctx context.Context, m jetstream.Msg, tenant, reason, msgID string) error {
+	msg := nats.NewMsg(bus.DeadLetterProjectSubject(deadLetterTenant(tenant)))
 	for k, v := range m.Headers() {
 		if k != bus.HeaderMsgID {
 			msg.Header[k] = v
 		}
+	}
+	if msgID != "" {
+		msg.Header.Set(bus.HeaderMsgID, msgID)
 	}
 	msg.Header.Set(bus.HeaderReason, reason)
 	msg.Data = m.Data()
@@ -582,18 +603,27 @@ func (p *Projector) deadLetter(ctx context.Context, m jetstream.Msg, tenant, rea
 		_, err = p.layout.JS.PublishMsg(pctx, msg)
 		cancel()
 		if err == nil {
-			break
+			return nil
 		}
 		sleep(ctx, time.Duration(attempt+1)*200*time.Millisecond)
 	}
-	if err != nil {
-		p.log.Error("dead-lettering failed; the event will be redelivered", "reason", reason, "err", err)
-		return
-	}
-	p.log.Warn("dead-lettered", "tenant", tenant, "reason", reason)
+	return fmt.Errorf("publish to %s: %w", msg.Subject, err)
+}
+
+// deadLettered counts an event dead-lettered and terminates its delivery.
+func (p *Projector) deadLettered(m jetstream.Msg, tenant, reason string) {
+	p.stats.DeadLettered.Add(1)
+	p.log.Warn("dead-lettered", "tenant", deadLetterTenant(tenant), "reason", reason)
 	if err := m.Term(); err != nil {
 		p.log.Debug("term failed", "err", err)
 	}
+}
+
+func deadLetterTenant(tenant string) string {
+	if canonical.ValidateTenant(tenant) != nil {
+		return "unknown"
+	}
+	return tenant
 }
 
 // EventColumns are the event log's columns, in the order EventSource gives them.
