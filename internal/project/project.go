@@ -430,10 +430,20 @@ func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, worke
 // applied ahead of their session's lost ones; a gap ends the run before
 // the message after it is handed to a worker, and the next run rewinds to
 // the ack floor.
+//
+// A run starts by rewinding the consumer, which numbers deliveries from 1
+// again, so a run's first delivery must be 1. A later one means another
+// client took the first: a projector that lost the lock and does not know
+// yet, or this process's previous run, whose pull request the server may
+// still hold. Those events' sessions would go on here without them, and
+// when they came again the checkpoints would skip them.
 type deliveryOrder struct{ last uint64 }
 
 func (d *deliveryOrder) next(delivered uint64) error {
-	if d.last != 0 && delivered != d.last+1 {
+	if delivered != d.last+1 {
+		if d.last == 0 {
+			return fmt.Errorf("%w: the run's first delivery is %d, not 1: another consumer took the first", errDeliveryGap, delivered)
+		}
 		return fmt.Errorf("%w: delivery %d came after %d", errDeliveryGap, delivered, d.last)
 	}
 	d.last = delivered

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/bus"
@@ -403,9 +404,51 @@ func TestSchemaMismatchStops(t *testing.T) {
 	require.ErrorContains(t, p.Health(), "agentwire migrate")
 }
 
+// TestForeignPull: a pull request of another client on the projector's
+// consumer (a projector that lost the lock and does not know yet) takes
+// the first deliveries after the new run rewinds the consumer. The run
+// used to go on from the next delivery, applying those events' sessions
+// without them; their redelivery was then skipped by the checkpoints.
+// Now the run starts over until its first delivery is 1: the tables equal
+// an uninterrupted run's.
+func TestForeignPull(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.publish(recordings(t, "acme"), 1)
+	cons, err := e.layout.EnsureProjectConsumer(ctx, bus.ProjectConsumer, 0)
+	require.NoError(t, err)
+	// Everything delivered and unacked, then one more pull waiting: the
+	// rewind makes the first events available to it.
+	info, err := cons.Info(ctx)
+	require.NoError(t, err)
+	all, err := cons.Fetch(int(info.NumPending), jetstream.FetchMaxWait(5*time.Second))
+	require.NoError(t, err)
+	for range all.Messages() { //nolint:revive // drained, never acked
+	}
+	taken := make(chan int, 1)
+	go func() {
+		b, err := cons.Fetch(5, jetstream.FetchMaxWait(20*time.Second))
+		n := 0
+		if err == nil {
+			for range b.Messages() {
+				n++
+			}
+		}
+		taken <- n
+	}()
+	time.Sleep(200 * time.Millisecond) // the pull is waiting at the server
+	p := e.start(project.Config{})
+	require.Equal(t, 5, <-taken, "the waiting pull took the first deliveries after the rewind")
+	e.waitApplied("")
+	requireGolden(t, e.dump())
+	require.Positive(t, p.Stats().Restarts.Load(), "the run whose first delivery was not 1 started over")
+}
+
 // TestDeliveryGap: a delivery lost in flight (a gap in the consumer's
-// delivery numbers, or numbers that went back after a server restart)
-// stops the run before the next message is applied.
+// delivery numbers, or numbers that went back after a server restart), or
+// a first delivery other than 1 after the run's rewind (taken by another
+// consumer), stops the run before the message is applied.
 func TestDeliveryGap(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -413,10 +456,11 @@ func TestDeliveryGap(t *testing.T) {
 		gap       bool
 	}{
 		{[]uint64{1, 2, 3, 4}, false},
-		{[]uint64{7, 8, 9}, false}, // a run starts wherever the consumer is
+		{[]uint64{7, 8, 9}, true}, // a run starts at the rewind: delivery 1; another consumer took 1 to 6
+		{[]uint64{2}, true},
 		{[]uint64{1, 2, 4}, true},
-		{[]uint64{5, 6, 3}, true},
-		{[]uint64{5, 5}, true},
+		{[]uint64{1, 2, 3, 2}, true},
+		{[]uint64{1, 1}, true},
 	} {
 		require.Equal(t, tt.gap, project.DeliveryGap(tt.delivered...), "%v", tt.delivered)
 	}
