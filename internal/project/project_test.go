@@ -422,7 +422,7 @@ func TestForeignPull(t *testing.T) {
 	// rewind makes the first events available to it.
 	info, err := cons.Info(ctx)
 	require.NoError(t, err)
-	all, err := cons.Fetch(int(info.NumPending), jetstream.FetchMaxWait(5*time.Second))
+	all, err := cons.Fetch(int(info.NumPending), jetstream.FetchMaxWait(5*time.Second)) //nolint:gosec // a few thousand events
 	require.NoError(t, err)
 	for range all.Messages() { //nolint:revive // drained, never acked
 	}
