@@ -209,6 +209,29 @@ func TestPostgresRestarted(t *testing.T) {
 	require.True(t, p.Active())
 }
 
+// TestDrainBacksOff: a shutdown while Postgres is down keeps retrying the
+// batches in hand for the drain timeout, with the same backoff as before
+// the shutdown: it used to retry as fast as the connection attempts
+// failed, hundreds of times a second per worker.
+func TestDrainBacksOff(t *testing.T) {
+	t.Parallel()
+	pg := dbtest.StartCluster(t)
+	cfg, err := pgxpool.ParseConfig(pg.URL())
+	require.NoError(t, err)
+	e := newEnvOn(t, cfg, "public")
+	e.publish(recordings(t, "acme"), 1)
+	p, stop := e.run(project.Config{BatchSize: 8, Workers: 2, DrainTimeout: 2 * time.Second,
+		BeforeCommit: func(int) { time.Sleep(2 * time.Millisecond) }})
+	require.Eventually(t, func() bool { return p.Stats().Applied.Load() > 0 }, 30*time.Second, time.Millisecond)
+	pg.Stop()
+	require.Eventually(t, func() bool { return p.Stats().Retries.Load() > 0 }, 10*time.Second, time.Millisecond)
+	before := p.Stats().Retries.Load()
+	stop()
+	// Two workers, 2 s of backoff from 100 ms doubling: about 5 each.
+	require.Less(t, p.Stats().Retries.Load()-before, uint64(30), "retries while draining")
+	pg.Start()
+}
+
 // TestLockLost: the connection holding the projector's lock dies while
 // Postgres stays up. The projector notices (its watcher pings the lock's
 // connection), starts over, and the result is that of an uninterrupted

@@ -205,7 +205,14 @@ func (w *worker) process(msgs []delivery) {
 		for _, d := range batch {
 			_ = d.msg.InProgress()
 		}
-		sleep(w.run, backoff)
+		if w.outer.Err() != nil {
+			// Draining: the run is cancelled, which would end the wait at
+			// once and retry as fast as the failures come, for the whole
+			// drain timeout. The wait is bounded by the backoff's cap.
+			time.Sleep(backoff)
+		} else {
+			sleep(w.run, backoff)
+		}
 		if w.run.Err() != nil && w.outer.Err() == nil {
 			return
 		}
