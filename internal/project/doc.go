@@ -59,9 +59,12 @@
 // An event that cannot be decoded, or that Postgres rejects (a data or
 // integrity error), goes to deadletter.project.<tenant> with the reason
 // and is counted; the batch is then applied event by event in savepoints
-// so the rest of it is kept. Transient errors are retried (the messages'
-// ack deadlines extended meanwhile); a schema that does not match stops
-// the projector.
+// so the rest of it is kept. A rejected event is dead-lettered before the
+// batch commits (its session's checkpoint passes it), under a message id
+// of its own so that a batch applied again sends no second copy; if the
+// dead letter cannot be written the batch is retried. Transient errors
+// are retried (the messages' ack deadlines extended meanwhile); a schema
+// that does not match stops the projector.
 //
 // # Rebuilding
 //
