@@ -7,12 +7,14 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/project"
+	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
 // sharedRecordings are the Codex recordings, app-server tap and rollout
@@ -237,4 +239,41 @@ func TestClaudeStreamAndLog(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDeltasOfTheOtherSession: of two sessions on one item, the larger
+// streams a text as deltas and the smaller (the row's owner) has none for
+// it. The row is the same whichever is applied first, and holds that text:
+// applied first, the larger session owned the row and built it; applied
+// second, its deltas were dropped as another session's.
+func TestDeltasOfTheOtherSession(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+	spaces := []canonical.IDSpace{
+		{Tenant: "acme", Provider: canonical.ProviderCodex, SessionKey: "one"},
+		{Tenant: "acme", Provider: canonical.ProviderCodex, SessionKey: "two"},
+	}
+	slices.SortFunc(spaces, func(a, b canonical.IDSpace) int { return strings.Compare(a.IngestSession(), b.IngestSession()) })
+	item := spaces[0].Native(canonical.EntityItem, "th", "call-1")
+	rec := func(ids canonical.IDSpace, payloads ...canonical.Payload) recording {
+		var evs []canonical.Event
+		for i, p := range payloads {
+			evs = append(evs, canonical.Event{EventID: ids.Event(uint64(i+1), 0), Tenant: "acme", Provider: canonical.ProviderCodex,
+				SessionID: ids.IngestSession(), CreatedAt: at.Add(time.Duration(i) * time.Millisecond), ItemID: item,
+				MappingVersion: "fixture/1", Payload: p})
+		}
+		return recording{name: "deltas/" + ids.SessionKey, events: evs}
+	}
+	command := canonical.ItemTypeCommandExecution
+	owner := rec(spaces[0], &canonical.ItemStarted{ItemType: command, Command: "ls"},
+		&canonical.ItemCompleted{ItemType: command, Status: canonical.ItemStatusCompleted, Command: "ls"})
+	streamer := rec(spaces[1], &canonical.ItemStarted{ItemType: command},
+		&canonical.ContentDelta{StreamKind: canonical.StreamCommandOutput, Delta: "a.go\n"},
+		&canonical.ContentDelta{StreamKind: canonical.StreamCommandOutput, Delta: "b.go\n"},
+		&canonical.ItemCompleted{ItemType: command, Status: canonical.ItemStatusCompleted})
+	ownerFirst, streamerFirst := projected(t, owner, streamer), projected(t, streamer, owner)
+	requireSameDump(t, ownerFirst.dump(), streamerFirst.dump(), "the projection with the streaming session applied first")
+	row := ownerFirst.rowsOf("items", "item_id")[item]
+	require.Equal(t, "a.go\nb.go\n", row["text_command_output"])
+	require.Equal(t, "ls", row["command"])
 }

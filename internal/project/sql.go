@@ -350,25 +350,30 @@ var itemCols, itemSets = shared("i", func() []column {
 var upsertItems = upsertSQL("items", "i", "(tenant_id, item_id)", itemCols, itemSets)
 
 // appendItemText extends the item texts with a batch's deltas, on the rows
-// the upsert just wrote, when they belong to the session: the owner's first
-// text for a column replaces what another session filled in, its next ones
-// extend it. Another session's deltas are left out (see shared).
+// the upsert just wrote. The owner's first text for a column replaces what
+// another session filled in, its next ones extend it. Another session's
+// deltas fill a column the owner never provided, extending that fill, and
+// are left out of one it did (see shared): the row is the same whichever
+// session was applied first, since a session applied first owned the row
+// and built the same text.
 var appendItemText = func() string {
 	var sets, params, names []string
 	var bits []string
 	for i, c := range textColumns {
 		v := "x.c" + strconv.Itoa(i)
 		bit := columnBit(itemCols, c)
-		sets = append(sets, fmt.Sprintf("%s = CASE WHEN %s IS NULL THEN i.%s WHEN (i.session_columns & %d) <> 0 THEN coalesce(i.%s, '') || %s ELSE %s END",
-			c, v, c, bit, c, v, v))
-		bits = append(bits, fmt.Sprintf("CASE WHEN %s IS NULL THEN 0 ELSE %d END", v, bit))
+		sets = append(sets, fmt.Sprintf("%[1]s = CASE WHEN %[2]s IS NULL THEN i.%[1]s "+
+			"WHEN i.session_id <> x.s::uuid THEN CASE WHEN (i.session_columns & %[3]d) <> 0 THEN i.%[1]s ELSE coalesce(i.%[1]s, '') || %[2]s END "+
+			"WHEN (i.session_columns & %[3]d) <> 0 THEN coalesce(i.%[1]s, '') || %[2]s ELSE %[2]s END",
+			c, v, bit))
+		bits = append(bits, fmt.Sprintf("CASE WHEN %s IS NULL OR i.session_id <> x.s::uuid THEN 0 ELSE %d END", v, bit))
 		params = append(params, "$"+strconv.Itoa(i+4)+"::text[]")
 		names = append(names, "c"+strconv.Itoa(i))
 	}
 	sets = append(sets, "session_columns = i.session_columns | "+strings.Join(bits, " | "))
 	return "UPDATE items AS i SET " + strings.Join(sets, ", ") +
 		"\nFROM unnest($1::text[], $2::text[], $3::text[], " + strings.Join(params, ", ") + ") AS x(t, id, s, " + strings.Join(names, ", ") + ")" +
-		"\nWHERE i.tenant_id = x.t AND i.item_id = x.id::uuid AND i.session_id = x.s::uuid"
+		"\nWHERE i.tenant_id = x.t AND i.item_id = x.id::uuid"
 }()
 
 var requestCols, requestSets = shared("r", []column{
