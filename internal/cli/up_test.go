@@ -96,13 +96,20 @@ func TestSeparateServices(t *testing.T) {
 
 	r := run(t, "ingest", "--nats-url", natsURL, "file", "../../testdata/recordings/codex-exec")
 	require.Equal(t, ExitOK, r.code, r.stderr)
+	m := regexp.MustCompile(`ingested \d+ files, (\d+) frames`).FindStringSubmatch(r.stdout + r.stderr)
+	require.NotNil(t, m, "no summary in:\n%s%s", r.stdout, r.stderr)
+	frames, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
 	var events float64
 	require.Eventually(t, func() bool {
 		_, n := httpGet(t, "http://"+normalizeAt+"/metrics")
 		_, p := httpGet(t, "http://"+projectAt+"/metrics")
 		nm, pm := parseMetrics(n), parseMetrics(p)
 		events = nm["agentwire_normalize_events_total"]
-		return events > 0 && pm["agentwire_project_applied_total"] == events && pm["agentwire_project_backlog_events"] == 0
+		// Every frame normalized first: the projector can have caught up
+		// with a normalizer halfway through.
+		return nm["agentwire_normalize_frames_total"] == frames && events > 0 &&
+			pm["agentwire_project_applied_total"] == events && pm["agentwire_project_backlog_events"] == 0
 	}, 60*time.Second, 50*time.Millisecond, "the projector did not apply what the normalizer published")
 	var logged int
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM events`).Scan(&logged))
