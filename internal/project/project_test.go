@@ -232,6 +232,48 @@ func TestDrainBacksOff(t *testing.T) {
 	pg.Start()
 }
 
+// TestDrainBounded: a shutdown while a batch waits on Postgres (here a
+// lock another session holds on the event log) gives the batch up after
+// the drain timeout instead of waiting as long as Postgres does; the
+// batch's events are left for redelivery.
+func TestDrainBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	blocker, err := e.pool.Begin(ctx)
+	require.NoError(t, err)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			require.NoError(t, blocker.Rollback(ctx))
+		}
+	}
+	t.Cleanup(release)
+	_, err = blocker.Exec(ctx, `LOCK TABLE events IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+	e.publish([]recording{fixture("acme")}, 1)
+	p, stop := e.run(project.Config{DrainTimeout: time.Second})
+	require.Eventually(t, func() bool {
+		var waiting int
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE relation = 'events'::regclass AND NOT granted`).Scan(&waiting))
+		return waiting > 0
+	}, 30*time.Second, 10*time.Millisecond, "no batch waits on the event log")
+	stopped := make(chan struct{})
+	go func() {
+		stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(20 * time.Second):
+		release()
+		<-stopped
+		t.Fatal("the shutdown waited for Postgres beyond the drain timeout")
+	}
+	require.Zero(t, p.Stats().Applied.Load())
+}
+
 // TestLockLost: the connection holding the projector's lock dies while
 // Postgres stays up. The projector notices (its watcher pings the lock's
 // connection), starts over, and the result is that of an uninterrupted

@@ -133,7 +133,8 @@ func (w *worker) abandon(drainStart *time.Time) bool {
 
 func (w *worker) process(msgs []delivery) {
 	p := w.p
-	ctx := context.WithoutCancel(w.run)
+	ctx, release := drainBounded(w.outer, p.cfg.DrainTimeout)
+	defer release()
 	batch := make([]*decoded, 0, len(msgs))
 	for _, d := range msgs {
 		m := d.msg
@@ -217,6 +218,29 @@ func (w *worker) process(msgs []delivery) {
 			return
 		}
 		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// drainBounded is the context of a batch's statements and dead letters.
+// A shutdown does not cancel it: the batch in hand is finished, committed
+// and acked, or given up after the drain timeout. It is cancelled that
+// timeout after the shutdown began, so that a Postgres that hangs rather
+// than refuses (a lock never released, a server that stopped answering)
+// cannot hold the shutdown forever.
+func drainBounded(outer context.Context, drain time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(outer))
+	stop := context.AfterFunc(outer, func() {
+		t := time.NewTimer(drain)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-ctx.Done():
+		}
+	})
+	return ctx, func() {
+		stop()
+		cancel()
 	}
 }
 
