@@ -122,15 +122,23 @@ func (n *Normalizer) Run(ctx context.Context) error {
 	if n.cfg.PaceWindow > 0 {
 		n.pacer = newPacer(n.layout.Config.Partitions, uint64(n.cfg.PaceWindow))
 	}
+	// A consumer that cannot be applied stops the partitions already
+	// running too; a shutdown while they are being applied is no error.
+	run, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, n.layout.Config.Partitions)
+	errs := make(chan error, n.layout.Config.Partitions+1)
 	for p := range n.layout.Config.Partitions {
-		c, err := n.layout.NormalizeConsumer(ctx, p)
+		c, err := n.layout.NormalizeConsumer(run, p)
 		if err != nil {
-			return err
+			if ctx.Err() == nil {
+				errs <- err
+			}
+			cancel()
+			break
 		}
 		wg.Go(func() {
-			if err := n.partition(ctx, p, c); err != nil && ctx.Err() == nil {
+			if err := n.partition(run, p, c); err != nil && run.Err() == nil {
 				errs <- fmt.Errorf("partition %s: %w", bus.PartitionToken(p), err)
 			}
 		})

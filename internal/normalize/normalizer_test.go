@@ -167,6 +167,26 @@ func startNormalizers(t *testing.T, url string, n int, cfg bus.Config) context.C
 	return stop
 }
 
+// TestShutdownWhileStarting: a normalizer stopped while it applies its
+// partitions' consumers (agentwire up cancelled just after it started)
+// stops cleanly; it used to return the consumer's "context canceled" as
+// its error, leaving the partitions it had started running.
+func TestShutdownWhileStarting(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	ctx := context.Background()
+	nc, js, err := bus.Connect(ctx, srv.ClientURL(), "normalizer", quietLog(t))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	layout, err := bus.Ensure(ctx, js, bus.Config{})
+	require.NoError(t, err)
+	norm, err := normalize.New(ctx, layout, normalize.Config{}, quietLog(t))
+	require.NoError(t, err)
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	require.NoError(t, norm.Run(stopped))
+}
+
 func TestEndToEndMatchesOfflineMapping(t *testing.T) {
 	t.Parallel()
 
