@@ -25,7 +25,22 @@ type ccusageTotals struct {
 	Output      int64 `json:"outputTokens"`
 	Reasoning   int64 `json:"reasoningOutputTokens"`
 	Total       int64 `json:"totalTokens"`
+	// The cost, in US dollars, as ccusage prices the tokens: named cost
+	// in a Claude model row, totalCost in other Claude rows, costUSD in
+	// Codex rows (whose model rows have none).
+	Cost      float64 `json:"cost"`
+	TotalCost float64 `json:"totalCost"`
+	CostUSD   float64 `json:"costUSD"`
 }
+
+// tokens is t without its cost.
+func (t ccusageTotals) tokens() ccusageTotals {
+	t.Cost, t.TotalCost, t.CostUSD = 0, 0, 0
+	return t
+}
+
+// usd is t's cost, whichever name it had.
+func (t ccusageTotals) usd() float64 { return t.Cost + t.TotalCost + t.CostUSD }
 
 // ccusageModels are a report's rows per model: Claude reports list them,
 // Codex reports map them by name.
@@ -64,6 +79,7 @@ type ccusageRecord struct {
 		} `json:"session"`
 		Daily struct {
 			Daily []struct {
+				ccusageTotals
 				Date   string        `json:"date"`
 				Claude ccusageModels `json:"modelBreakdowns"`
 				Codex  ccusageModels `json:"models"`
@@ -80,10 +96,10 @@ type ccusageRecord struct {
 // own tenant, as ccusage was run on each log alone (see record.sh for
 // why).
 //
-// Cost is the deliberate difference: ccusage prices tokens from its own
-// table of model prices; the views report cost only when the provider
-// states it (Claude's stream result frame does, its session log does not),
-// so for these logs cost_usd is NULL, not an estimate.
+// Cost: neither log states one, so cost_usd is NULL; ccusage prices the
+// tokens from its own table of list prices (LiteLLM's, in the version
+// recorded), and estimated_cost_usd, the tokens at model_prices, must
+// come to the same dollars per session, per day and per model of a day.
 func TestCCUsage(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile("testdata/ccusage/ccusage.json")
@@ -118,20 +134,37 @@ func TestCCUsage(t *testing.T) {
 	e.waitApplied("")
 
 	ctx := context.Background()
+	// sums returns the views' token counts, and their estimated cost as
+	// Cost: compare it with usd(), the rest with tokens().
 	sums := func(sql string, args ...any) ccusageTotals {
 		t.Helper()
 		var got ccusageTotals
+		var unpriced int
 		require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_input_tokens), 0),
 			coalesce(sum(cache_write_input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_output_tokens), 0),
-			coalesce(sum(total_tokens), 0) FROM `+sql, args...).
-			Scan(&got.Input, &got.CacheRead, &got.CacheCreate, &got.Output, &got.Reasoning, &got.Total))
+			coalesce(sum(total_tokens), 0), coalesce(sum(estimated_cost_usd), 0)::float8, coalesce(sum(unpriced_turns), 0) FROM `+sql, args...).
+			Scan(&got.Input, &got.CacheRead, &got.CacheCreate, &got.Output, &got.Reasoning, &got.Total, &got.Cost, &unpriced))
+		require.Zero(t, unpriced, "turns of a model without a price: %s %v", sql, args)
 		return got
+	}
+	// ccusage adds floating-point dollars (0.020805000000000004); the
+	// views' are exact.
+	sameCost := func(want float64, got ccusageTotals, msg ...any) {
+		t.Helper()
+		require.InDelta(t, want, got.Cost, 1e-12, msg...)
 	}
 	days := 0
 	for _, name := range names {
 		log, tenant := rec.Logs[name], tenantOf(name)
 		// Per session.
-		require.Equal(t, log.Session.Totals, sums(`usage_by_session WHERE tenant_id = $1`, tenant), name)
+		got := sums(`usage_by_session WHERE tenant_id = $1`, tenant)
+		require.Equal(t, log.Session.Totals.tokens(), got.tokens(), name)
+		sameCost(log.Session.Totals.usd(), got, name)
+		var perSession float64
+		for _, s := range log.Session.Sessions {
+			perSession += s.usd()
+		}
+		sameCost(perSession, got, "%s: the sessions' costs", name)
 		var sessions int
 		require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM usage_by_session WHERE tenant_id = $1 AND total_tokens > 0`, tenant).Scan(&sessions))
 		require.Len(t, log.Session.Sessions, sessions, "%s: sessions that used tokens", name)
@@ -152,11 +185,15 @@ func TestCCUsage(t *testing.T) {
 			if d.Codex != nil {
 				byModel = d.Codex
 			}
+			sameCost(d.usd(), sums(`usage_by_day WHERE tenant_id = $1 AND day = $2::date`, tenant, d.Date), "%s: %s", name, d.Date)
 			for model, m := range byModel {
 				days++
 				want = append(want, d.Date+" "+model)
 				got := sums(`usage_by_day WHERE tenant_id = $1 AND day = $2::date AND model = $3`, tenant, d.Date, model)
-				require.Equal(t, m, got, "%s: %s %s", name, d.Date, model)
+				require.Equal(t, m.tokens(), got.tokens(), "%s: %s %s", name, d.Date, model)
+				if d.Claude != nil {
+					sameCost(m.usd(), got, "%s: %s %s", name, d.Date, model)
+				}
 			}
 		}
 		var have []string
@@ -164,10 +201,13 @@ func TestCCUsage(t *testing.T) {
 			WHERE tenant_id = $1 AND total_tokens > 0`, tenant).Scan(&have))
 		sort.Strings(want)
 		require.Equal(t, want, have, "%s: days and models that used tokens", name)
-		// Cost: not stated by the logs, so not given.
-		var costs int
-		require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(cost_usd) FROM usage_by_day WHERE tenant_id = $1`, tenant).Scan(&costs))
+		// Cost: not stated by the logs, so not given; only estimated.
+		var costs, estimates int
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(cost_usd), count(estimated_cost_usd) FROM usage_by_day WHERE tenant_id = $1`, tenant).Scan(&costs, &estimates))
 		require.Zero(t, costs, "%s: a cost the log does not state", name)
+		if log.Session.Totals.Total > 0 {
+			require.Positive(t, estimates, "%s: no estimate", name)
+		}
 	}
 	require.GreaterOrEqual(t, days, 14, "too few days compared")
 }

@@ -20,10 +20,10 @@ var Tables = []string{
 
 // KeptTables are the tables of the schema that a rebuild leaves alone:
 // the lease, whose generations must only grow (a projector that lost its
-// lock would commit again under a generation counted anew), and the
-// analysts' tenant bindings, which an operator wrote and no event
-// rebuilds.
-var KeptTables = []string{"projector_leases", "tenant_members"}
+// lock would commit again under a generation counted anew), and what an
+// operator wrote and no event rebuilds: the analysts' tenant bindings and
+// the model prices.
+var KeptTables = []string{"projector_leases", "tenant_members", "model_prices"}
 
 // ErrRuntimeIncomplete is returned by PrepareRebuild when RUNTIME no
 // longer holds its first events.

@@ -160,7 +160,7 @@ func TestRLS(t *testing.T) {
 	ctx := context.Background()
 	relations := append([]string{"events"}, projectionTables...)
 	relations = append(relations, "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
-		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version")
+		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version", "usage_priced", "unpriced_models")
 	asAnalyst := func(tenant string, f func(tx pgx.Tx)) {
 		tx, err := e.pool.Begin(ctx)
 		require.NoError(t, err)
@@ -178,7 +178,7 @@ func TestRLS(t *testing.T) {
 			var mine, others int
 			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE tenant_id = 'acme'), count(*) FILTER (WHERE tenant_id <> 'acme') FROM `+r).Scan(&mine, &others), r)
 			require.Zero(t, others, r)
-			if r != "tasks" && r != "hooks" && r != "rate_limit_observations" && r != "threads" && r != "turn_failures" {
+			if r != "tasks" && r != "hooks" && r != "rate_limit_observations" && r != "threads" && r != "turn_failures" && r != "unpriced_models" {
 				require.Positive(t, mine, r)
 			}
 		}
