@@ -3,8 +3,6 @@ package project_test
 import (
 	"context"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -200,7 +198,7 @@ func TestPricesAgreeWithStatedCosts(t *testing.T) {
 	e.publish(recs, 1)
 	e.start(project.Config{})
 	e.waitApplied("")
-	rows, err := e.pool.Query(context.Background(), `SELECT u.tenant_id, u.model, u.cost_usd::float8, u.priced_cost_usd::float8,
+	rows, err := e.pool.Query(context.Background(), `SELECT u.tenant_id, u.model, price_model_name(u.model), u.cost_usd::float8, u.priced_cost_usd::float8,
 			coalesce((SELECT sum((ev.data #>> ARRAY['payload', 'modelUsage', u.model, 'webSearchRequests'])::int8)
 			          FROM events ev WHERE ev.tenant_id = u.tenant_id AND ev.turn_id = u.turn_id AND ev.type = 'turn.completed'), 0)
 		FROM usage_priced u
@@ -210,14 +208,14 @@ func TestPricesAgreeWithStatedCosts(t *testing.T) {
 	compared := map[string]int{}
 	searched := 0
 	for rows.Next() {
-		var tenant, model string
+		var tenant, model, priceName string
 		var stated float64
 		var priced *float64
 		var searches int64
-		require.NoError(t, rows.Scan(&tenant, &model, &stated, &priced, &searches))
+		require.NoError(t, rows.Scan(&tenant, &model, &priceName, &stated, &priced, &searches))
 		require.NotNil(t, priced, "%s has no price", model)
 		require.InDelta(t, stated-float64(searches)*10/1000, *priced, 1e-9, "%s %s", tenant, model)
-		compared[tenant+" "+priceModel(model)]++
+		compared[tenant+" "+priceName]++
 		if searches > 0 {
 			searched++
 		}
@@ -230,14 +228,4 @@ func TestPricesAgreeWithStatedCosts(t *testing.T) {
 		}
 		require.Positive(t, searched, "no turn with web searches in the transcripts")
 	}
-}
-
-// priceModel is a model's name without its release date.
-func priceModel(model string) string {
-	if i := strings.LastIndexByte(model, '-'); i > 0 && len(model)-i == 9 {
-		if _, err := strconv.Atoi(model[i+1:]); err == nil {
-			return model[:i]
-		}
-	}
-	return model
 }
