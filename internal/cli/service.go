@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/normalize"
+	"github.com/agentwire/agentwire/internal/project"
 	"github.com/agentwire/agentwire/internal/telemetry"
 )
 
@@ -37,6 +38,11 @@ const (
 	projectMetricsAt   = "127.0.0.1:9465"
 )
 
+// normalizeBatch is the normalizer's default --batch. The projector's is
+// larger (project.DefaultBatchSize): its transactions cost less per event
+// the more events they hold, a partition's fetch does not.
+const normalizeBatch = 256
+
 // serviceKind is which of the long-running commands a flag set belongs to: a
 // flag's help says what it does in that command, and a flag that would do
 // nothing there is not offered.
@@ -49,13 +55,14 @@ const (
 )
 
 func (f *serviceFlags) register(fs *pflag.FlagSet, s serviceKind) {
-	metricsAt, delivered, batch := normalizeMetricsAt, "frame", "frames a normalizer partition fetches at a time"
+	metricsAt, delivered, batch, batchDefault := normalizeMetricsAt, "frame", "frames a normalizer partition fetches at a time", normalizeBatch
 	switch s {
 	case serviceNormalize: // the defaults above
 	case serviceProject:
-		metricsAt, delivered, batch = projectMetricsAt, "event", "events the projector applies in one transaction, at most"
+		metricsAt, delivered, batch, batchDefault = projectMetricsAt, "event", "events the projector applies in one transaction, at most", project.DefaultBatchSize
 	case serviceUp:
-		delivered, batch = "frame or event", "frames a normalizer partition fetches at a time, and events the projector applies in one transaction, at most"
+		delivered, batch, batchDefault = "frame or event", fmt.Sprintf("frames a normalizer partition fetches at a time, and events the projector applies in one transaction, at most; "+
+			"0: %d frames and %d events", normalizeBatch, project.DefaultBatchSize), 0
 	}
 	fs.StringVar(&f.natsURL, "nats-url", bus.DefaultURL, "NATS server to use")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -70,7 +77,7 @@ func (f *serviceFlags) register(fs *pflag.FlagSet, s serviceKind) {
 		fs.DurationVar(&f.bus.PinnedTTL, "pinned-ttl", 10*time.Second, "how soon a partition moves from a vanished normalizer worker to another")
 	}
 	fs.DurationVar(&f.bus.AckWait, "ack-wait", 30*time.Second, "how long a delivered "+delivered+" waits for its ack before redelivery (after a worker crash)")
-	fs.IntVar(&f.batch, "batch", 256, batch)
+	fs.IntVar(&f.batch, "batch", batchDefault, batch)
 	fs.StringVar(&f.memLimit, "memory-limit", defaultMemoryLimit, memoryLimitUsage)
 }
 
@@ -98,8 +105,8 @@ func (f *serviceFlags) validate() error {
 		}
 		return Usagef("%v", err)
 	}
-	if f.batch < 1 || f.batch > 10000 {
-		return Usagef("--batch must be between 1 and 10000, got %d", f.batch)
+	if f.batch < 0 || f.batch > 10000 {
+		return Usagef("--batch must be between 0 (the default) and 10000, got %d", f.batch)
 	}
 	return nil
 }

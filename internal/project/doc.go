@@ -54,6 +54,11 @@
 // the COPY or the checkpoint check fail in the same round trip, and the
 // batch is applied again, checkpoints read first.
 //
+// A batch is what a worker has at hand, up to the batch size: small when
+// events trickle in, large under load, where fewer transactions cost less
+// per event. Each worker's decoder runs ahead of it, so that the next
+// events are decoded while a batch is in Postgres.
+//
 // # Bad events
 //
 // An event that cannot be decoded, or that Postgres rejects (a data or

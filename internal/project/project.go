@@ -28,7 +28,7 @@ type Config struct {
 	// the sessions that hash to it). Default DefaultWorkers().
 	Workers int
 	// BatchSize bounds the events a worker applies in one transaction.
-	// Default 256.
+	// Default DefaultBatchSize.
 	BatchSize int
 	// DrainTimeout bounds how long a shutdown keeps retrying the batches in
 	// hand when Postgres is unavailable. Default 30s.
@@ -49,13 +49,20 @@ func (c Config) WithDefaults() Config {
 		c.Workers = DefaultWorkers()
 	}
 	if c.BatchSize <= 0 {
-		c.BatchSize = 256
+		c.BatchSize = DefaultBatchSize
 	}
 	if c.DrainTimeout <= 0 {
 		c.DrainTimeout = 30 * time.Second
 	}
 	return c
 }
+
+// DefaultBatchSize bounds a batch by default. A batch is what has arrived,
+// so this matters only under load, where fewer, larger transactions cost
+// less per event: in the bench, 1024 applied 20k-23k events/s at 76-88 ms
+// of machine CPU per thousand, against 15k-19k at 92-118 for 256; 2048
+// and 4096 did no better (their larger heaps cost more collecting).
+const DefaultBatchSize = 1024
 
 // DefaultWorkers is one worker per CPU this process may use, 2 to 8. A
 // worker keeps a CPU busy decoding and folding while its transaction is
@@ -230,7 +237,8 @@ func (p *Projector) runOnce(ctx context.Context) error {
 	workers := make([]*worker, p.cfg.Workers)
 	var wg sync.WaitGroup
 	for i := range workers {
-		workers[i] = &worker{p: p, in: make(chan delivery, p.cfg.BatchSize), outer: ctx, run: run, lease: l, lost: cancel}
+		workers[i] = newWorker(p, ctx, run, l, cancel)
+		wg.Go(workers[i].decode)
 		wg.Go(workers[i].loop)
 	}
 	err = p.dispatch(run, cons, workers)

@@ -274,6 +274,33 @@ func TestDrainBounded(t *testing.T) {
 	require.Zero(t, p.Stats().Applied.Load())
 }
 
+// TestDrainBoundedOverall: the drain timeout bounds the whole shutdown, not
+// each batch a worker holds. With small batches each worker holds several
+// when Postgres stops answering; given the timeout each, the shutdown took
+// several times as long.
+func TestDrainBoundedOverall(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	blocker, err := e.pool.Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = blocker.Rollback(ctx) })
+	_, err = blocker.Exec(ctx, `LOCK TABLE events IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(t, err)
+	e.publish(recordings(t, "acme"), 1)
+	const drain = time.Second
+	p, stop := e.run(project.Config{BatchSize: 4, Workers: 2, DrainTimeout: drain})
+	require.Eventually(t, func() bool {
+		var waiting int
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE relation = 'events'::regclass AND NOT granted`).Scan(&waiting))
+		return waiting == 2
+	}, 30*time.Second, 10*time.Millisecond, "the workers do not both wait on the event log")
+	start := time.Now()
+	stop()
+	require.Less(t, time.Since(start), 3*drain, "the shutdown's drain is bounded by the drain timeout")
+	require.Zero(t, p.Stats().Applied.Load())
+}
+
 // TestLockLost: the connection holding the projector's lock dies while
 // Postgres stays up. The projector notices (its watcher pings the lock's
 // connection), starts over, and the result is that of an uninterrupted

@@ -43,15 +43,33 @@ func classify(err error) error {
 }
 
 // worker applies the sessions that hash to it, a batch per transaction.
+// Its decoder runs ahead of it: the next events are decoded while a batch
+// is in Postgres, which is most of a batch's time.
 type worker struct {
-	p     *Projector
-	in    chan delivery
-	outer context.Context //nolint:containedctx // cancelled on shutdown: drain what is in hand
-	run   context.Context //nolint:containedctx // cancelled on shutdown or when the run is lost: abandon
-	lease lease
-	lost  context.CancelCauseFunc // ends the run
-	err   error
+	p       *Projector
+	in      chan delivery
+	decoded chan *decoded
+	outer   context.Context //nolint:containedctx // cancelled on shutdown: drain what is in hand
+	run     context.Context //nolint:containedctx // cancelled on shutdown or when the run is lost: abandon
+	// drain is the context of the statements and dead letters: cancelled
+	// the drain timeout after a shutdown began (drainBounded).
+	drain        context.Context //nolint:containedctx // see above
+	releaseDrain context.CancelFunc
+	lease        lease
+	lost         context.CancelCauseFunc // ends the run
+	err          error
 }
+
+func newWorker(p *Projector, outer, run context.Context, l lease, lost context.CancelCauseFunc) *worker {
+	n := p.cfg.BatchSize
+	w := &worker{p: p, in: make(chan delivery, n), decoded: make(chan *decoded, n), outer: outer, run: run, lease: l, lost: lost}
+	w.drain, w.releaseDrain = drainBounded(outer, p.cfg.DrainTimeout)
+	return w
+}
+
+// abandoned reports whether what is in hand is left for redelivery: the
+// run was lost, and this is no shutdown draining it.
+func (w *worker) abandoned() bool { return w.run.Err() != nil && w.outer.Err() == nil }
 
 // lease is what one run of the consume loop holds.
 type lease struct {
@@ -92,69 +110,73 @@ type delivery struct {
 	err error // why there is no metadata
 }
 
+// decode decodes what the dispatcher hands the worker, in order, for loop
+// to apply. An event that cannot be decoded is dead-lettered here: it is
+// in no batch.
+func (w *worker) decode() {
+	defer close(w.decoded)
+	for d := range w.in {
+		if w.abandoned() {
+			continue
+		}
+		m := d.msg
+		reason, tenant := "", ""
+		if d.err != nil {
+			reason = "no JetStream metadata: " + d.err.Error()
+		} else if ev, err := decodeEvent(m.Subject(), m.Headers(), m.Data()); err != nil {
+			reason, tenant = "undecodable event: "+err.Error(), m.Headers().Get("ce-tenant")
+		} else {
+			w.decoded <- &decoded{msg: m, seq: d.md.Sequence.Stream, ev: ev}
+			continue
+		}
+		w.p.deadLetter(w.drain, m, tenant, reason)
+	}
+}
+
+// loop applies what decode hands it, a batch at a time: what has been
+// decoded, up to the batch size.
 func (w *worker) loop() {
+	defer w.releaseDrain()
 	n := w.p.cfg.BatchSize
 	for {
-		m, ok := <-w.in
+		d, ok := <-w.decoded
 		if !ok {
 			return
 		}
-		msgs := []delivery{m}
+		batch := []*decoded{d}
 	fill:
-		for len(msgs) < n {
+		for len(batch) < n {
 			select {
-			case m, ok := <-w.in:
+			case d, ok := <-w.decoded:
 				if !ok {
 					break fill
 				}
-				msgs = append(msgs, m)
+				batch = append(batch, d)
 			default:
 				break fill
 			}
 		}
-		if w.err != nil || (w.run.Err() != nil && w.outer.Err() == nil) {
-			continue // abandoned: left for redelivery
+		if w.err != nil || w.abandoned() || w.drain.Err() != nil {
+			continue // abandoned, or the drain timed out: left for redelivery
 		}
-		w.process(msgs)
+		w.process(batch)
 	}
 }
 
 // abandon reports whether a failing batch should be given up (left unacked
 // for redelivery): the run was lost, or a shutdown ran out of time.
-func (w *worker) abandon(drainStart *time.Time) bool {
+func (w *worker) abandon() bool {
 	if w.outer.Err() != nil {
-		if drainStart.IsZero() {
-			*drainStart = time.Now()
-		}
-		return time.Since(*drainStart) > w.p.cfg.DrainTimeout
+		return w.drain.Err() != nil
 	}
 	return w.run.Err() != nil
 }
 
-func (w *worker) process(msgs []delivery) {
+func (w *worker) process(batch []*decoded) {
 	p := w.p
-	ctx, release := drainBounded(w.outer, p.cfg.DrainTimeout)
-	defer release()
-	batch := make([]*decoded, 0, len(msgs))
-	for _, d := range msgs {
-		m := d.msg
-		if d.err != nil {
-			p.deadLetter(ctx, m, "", "no JetStream metadata: "+d.err.Error())
-			continue
-		}
-		ev, err := decodeEvent(m.Subject(), m.Headers(), m.Data())
-		if err != nil {
-			p.deadLetter(ctx, m, m.Headers().Get("ce-tenant"), "undecodable event: "+err.Error())
-			continue
-		}
-		batch = append(batch, &decoded{msg: m, seq: d.md.Sequence.Stream, ev: ev})
-	}
-	if len(batch) == 0 {
-		return
-	}
+	ctx := w.drain
 	careful := false
 	backoff := 100 * time.Millisecond
-	var drainStart time.Time
 	for {
 		out, err := p.apply(ctx, batch, careful, w.lease)
 		if err == nil {
@@ -194,7 +216,7 @@ func (w *worker) process(msgs []delivery) {
 			p.log.Warn("another projector took over; the batch will be redelivered", "events", len(batch), "err", err)
 			return
 		}
-		if w.abandon(&drainStart) {
+		if w.abandon() {
 			p.log.Warn("giving up a batch; it will be redelivered", "events", len(batch), "err", err)
 			return
 		}
@@ -209,24 +231,25 @@ func (w *worker) process(msgs []delivery) {
 		if w.outer.Err() != nil {
 			// Draining: the run is cancelled, which would end the wait at
 			// once and retry as fast as the failures come, for the whole
-			// drain timeout. The wait is bounded by the backoff's cap.
-			time.Sleep(backoff)
+			// drain timeout.
+			sleep(w.drain, backoff)
 		} else {
 			sleep(w.run, backoff)
 		}
-		if w.run.Err() != nil && w.outer.Err() == nil {
+		if w.abandoned() {
 			return
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 
-// drainBounded is the context of a batch's statements and dead letters.
-// A shutdown does not cancel it: the batch in hand is finished, committed
-// and acked, or given up after the drain timeout. It is cancelled that
-// timeout after the shutdown began, so that a Postgres that hangs rather
-// than refuses (a lock never released, a server that stopped answering)
-// cannot hold the shutdown forever.
+// drainBounded is the context of a worker's statements and dead letters.
+// A shutdown does not cancel it: the batches in hand are finished,
+// committed and acked, or given up after the drain timeout. It is
+// cancelled that timeout after the shutdown began, so that a Postgres that
+// refuses or hangs (a lock never released, a server that stopped
+// answering) cannot hold the shutdown longer, however many batches the
+// worker holds.
 func drainBounded(outer context.Context, drain time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(outer))
 	stop := context.AfterFunc(outer, func() {
