@@ -305,12 +305,12 @@ func truncate(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
 func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, consumer string, events []canonical.Event) (time.Duration, error) {
 	pc := project.Config{}.WithDefaults()
 	start := time.Now()
-	cons, err := layout.JS.CreateOrUpdateConsumer(ctx, bus.RuntimeStream, layout.ProjectConsumerConfig(consumer, 4*pc.Workers*pc.BatchSize))
+	cons, err := layout.JS.CreateOrUpdateConsumer(ctx, bus.RuntimeStream, layout.ProjectConsumerConfig(consumer, pc.InFlight()))
 	if err != nil {
 		return 0, err
 	}
 	defer func() { _ = layout.JS.DeleteConsumer(context.WithoutCancel(ctx), bus.RuntimeStream, consumer) }()
-	it, err := cons.Messages(jetstream.PullMaxMessages(2*pc.BatchSize), jetstream.PullExpiry(5*time.Second))
+	it, err := cons.Messages(jetstream.PullMaxMessages(pc.BatchSize), jetstream.PullExpiry(5*time.Second))
 	if err != nil {
 		return 0, err
 	}

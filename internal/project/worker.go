@@ -60,9 +60,14 @@ type worker struct {
 	err          error
 }
 
+// handOff is how many messages wait for a worker's decoder: it keeps pace
+// with the dispatcher, so a few smooth the flow, and more would only be
+// held in the heap (Config.InFlight).
+const handOff = 64
+
 func newWorker(p *Projector, outer, run context.Context, l lease, lost context.CancelCauseFunc) *worker {
 	n := p.cfg.BatchSize
-	w := &worker{p: p, in: make(chan delivery, n), decoded: make(chan *decoded, n), outer: outer, run: run, lease: l, lost: lost}
+	w := &worker{p: p, in: make(chan delivery, handOff), decoded: make(chan *decoded, n), outer: outer, run: run, lease: l, lost: lost}
 	w.drain, w.releaseDrain = drainBounded(outer, p.cfg.DrainTimeout)
 	return w
 }
