@@ -119,11 +119,6 @@ func Project(ctx context.Context, databaseURL, recordings string, n int, log *sl
 	if err != nil {
 		return out, err
 	}
-	events, err := benchEvents(sets, n)
-	if err != nil {
-		return out, err
-	}
-
 	dir, err := os.MkdirTemp("", "agentwire-bench-project-")
 	if err != nil {
 		return out, err
@@ -139,11 +134,11 @@ func Project(ctx context.Context, databaseURL, recordings string, n int, log *sl
 		return out, err
 	}
 	defer nc.Close()
-	if err := publishEvents(ctx, layout.JS, events); err != nil {
+	// The events are mapped and published, then dropped: the projector
+	// is measured without the bench's data in its heap (streamDocs).
+	if n, err = publishBenchEvents(ctx, layout.JS, sets, n); err != nil {
 		return out, err
 	}
-	n = len(events)
-	events = nil // the projector is measured without the bench's data in its heap (streamDocs)
 
 	var rates, baselines, ratios, floors, floorRatios, cpu, baselineCPU, floorCPU []float64
 	for r := range ProjectRounds {
@@ -419,6 +414,16 @@ func benchEvents(sets []corpus, n int) ([]canonical.Event, error) {
 		}
 	}
 	return out[:n], nil
+}
+
+// publishBenchEvents publishes n events mapped from the sets (benchEvents)
+// and returns how many it published.
+func publishBenchEvents(ctx context.Context, js jetstream.JetStream, sets []corpus, n int) (int, error) {
+	events, err := benchEvents(sets, n)
+	if err != nil {
+		return 0, err
+	}
+	return len(events), publishEvents(ctx, js, events)
 }
 
 func publishEvents(ctx context.Context, js jetstream.JetStream, events []canonical.Event) error {

@@ -125,16 +125,16 @@ func (w *worker) decode() {
 			continue
 		}
 		m := d.msg
-		reason, tenant := "", ""
 		if d.err != nil {
-			reason = "no JetStream metadata: " + d.err.Error()
-		} else if ev, err := decodeEvent(m.Subject(), m.Headers(), m.Data()); err != nil {
-			reason, tenant = "undecodable event: "+err.Error(), m.Headers().Get("ce-tenant")
-		} else {
-			w.decoded <- &decoded{msg: m, seq: d.md.Sequence.Stream, ev: ev}
+			w.p.deadLetter(w.drain, m, "", "no JetStream metadata: "+d.err.Error())
 			continue
 		}
-		w.p.deadLetter(w.drain, m, tenant, reason)
+		ev, err := decodeEvent(m.Subject(), m.Headers(), m.Data())
+		if err != nil {
+			w.p.deadLetter(w.drain, m, m.Headers().Get("ce-tenant"), "undecodable event: "+err.Error())
+			continue
+		}
+		w.decoded <- &decoded{msg: m, seq: d.md.Sequence.Stream, ev: ev}
 	}
 }
 
