@@ -239,26 +239,10 @@ func TestDrainBacksOff(t *testing.T) {
 func TestDrainBounded(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ctx := context.Background()
-	blocker, err := e.pool.Begin(ctx)
-	require.NoError(t, err)
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			require.NoError(t, blocker.Rollback(ctx))
-		}
-	}
-	t.Cleanup(release)
-	_, err = blocker.Exec(ctx, `LOCK TABLE events IN ACCESS EXCLUSIVE MODE`)
-	require.NoError(t, err)
+	release := e.lockEventLog()
 	e.publish([]recording{fixture("acme")}, 1)
 	p, stop := e.run(project.Config{DrainTimeout: time.Second})
-	require.Eventually(t, func() bool {
-		var waiting int
-		require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE relation = 'events'::regclass AND NOT granted`).Scan(&waiting))
-		return waiting > 0
-	}, 30*time.Second, 10*time.Millisecond, "no batch waits on the event log")
+	e.waitOnEventLog(1)
 	stopped := make(chan struct{})
 	go func() {
 		stop()
@@ -281,24 +265,46 @@ func TestDrainBounded(t *testing.T) {
 func TestDrainBoundedOverall(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ctx := context.Background()
-	blocker, err := e.pool.Begin(ctx)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = blocker.Rollback(ctx) })
-	_, err = blocker.Exec(ctx, `LOCK TABLE events IN ACCESS EXCLUSIVE MODE`)
-	require.NoError(t, err)
+	e.lockEventLog()
 	e.publish(recordings(t, "acme"), 1)
 	const drain = time.Second
 	p, stop := e.run(project.Config{BatchSize: 4, Workers: 2, DrainTimeout: drain})
-	require.Eventually(t, func() bool {
-		var waiting int
-		require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE relation = 'events'::regclass AND NOT granted`).Scan(&waiting))
-		return waiting == 2
-	}, 30*time.Second, 10*time.Millisecond, "the workers do not both wait on the event log")
+	e.waitOnEventLog(2)
 	start := time.Now()
 	stop()
 	require.Less(t, time.Since(start), 3*drain, "the shutdown's drain is bounded by the drain timeout")
 	require.Zero(t, p.Stats().Applied.Load())
+}
+
+// lockEventLog locks the event log from another transaction, so that
+// batches wait on it, until the returned release (or the test's end).
+func (e *env) lockEventLog() (release func()) {
+	e.t.Helper()
+	ctx := context.Background()
+	blocker, err := e.pool.Begin(ctx)
+	require.NoError(e.t, err)
+	released := false
+	release = func() {
+		if !released {
+			released = true
+			require.NoError(e.t, blocker.Rollback(ctx))
+		}
+	}
+	e.t.Cleanup(release)
+	_, err = blocker.Exec(ctx, `LOCK TABLE events IN ACCESS EXCLUSIVE MODE`)
+	require.NoError(e.t, err)
+	return release
+}
+
+// waitOnEventLog waits until at least n batches wait on the event log's lock.
+func (e *env) waitOnEventLog(n int) {
+	e.t.Helper()
+	require.Eventually(e.t, func() bool {
+		var waiting int
+		require.NoError(e.t, e.pool.QueryRow(context.Background(),
+			`SELECT count(*) FROM pg_locks WHERE relation = 'events'::regclass AND NOT granted`).Scan(&waiting))
+		return waiting >= n
+	}, 30*time.Second, 10*time.Millisecond, "fewer than %d batches wait on the event log", n)
 }
 
 // TestLockLost: the connection holding the projector's lock dies while
