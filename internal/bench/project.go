@@ -134,8 +134,8 @@ func Project(ctx context.Context, databaseURL, recordings string, n int, log *sl
 		return out, err
 	}
 	defer nc.Close()
-	// The events are mapped and published, then dropped: the projector
-	// is measured without the bench's data in its heap (streamDocs).
+	// The projector is measured without the bench's data in its heap
+	// (streamDocs).
 	if n, err = publishBenchEvents(ctx, layout.JS, sets, n); err != nil {
 		return out, err
 	}
@@ -417,25 +417,21 @@ func benchEvents(sets []corpus, n int) ([]canonical.Event, error) {
 }
 
 // publishBenchEvents publishes n events mapped from the sets (benchEvents)
-// and returns how many it published.
+// and returns how many it published. The events are dropped on return.
 func publishBenchEvents(ctx context.Context, js jetstream.JetStream, sets []corpus, n int) (int, error) {
 	events, err := benchEvents(sets, n)
 	if err != nil {
 		return 0, err
 	}
-	return len(events), publishEvents(ctx, js, events)
-}
-
-func publishEvents(ctx context.Context, js jetstream.JetStream, events []canonical.Event) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(events))
 	for _, e := range events {
 		msg, err := wire.ToNATS(e)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		f, err := js.PublishMsgAsync(msg)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		futures = append(futures, f)
 	}
@@ -443,12 +439,12 @@ func publishEvents(ctx context.Context, js jetstream.JetStream, events []canonic
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			return err
+			return 0, err
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
-	return nil
+	return len(events), nil
 }
 
 // scratchSchema creates a schema for the bench and returns a pool on it and

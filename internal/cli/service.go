@@ -38,11 +38,6 @@ const (
 	projectMetricsAt   = "127.0.0.1:9465"
 )
 
-// normalizeBatch is the normalizer's default --batch. The projector's is
-// larger (project.DefaultBatchSize): its transactions cost less per event
-// the more events they hold, a partition's fetch does not.
-const normalizeBatch = 256
-
 // serviceKind is which of the long-running commands a flag set belongs to: a
 // flag's help says what it does in that command, and a flag that would do
 // nothing there is not offered.
@@ -55,14 +50,14 @@ const (
 )
 
 func (f *serviceFlags) register(fs *pflag.FlagSet, s serviceKind) {
-	metricsAt, delivered, batch, batchDefault := normalizeMetricsAt, "frame", "frames a normalizer partition fetches at a time", normalizeBatch
+	metricsAt, delivered, batch, batchDefault := normalizeMetricsAt, "frame", "frames a normalizer partition fetches at a time", normalize.DefaultBatchSize
 	switch s {
 	case serviceNormalize: // the defaults above
 	case serviceProject:
 		metricsAt, delivered, batch, batchDefault = projectMetricsAt, "event", "events the projector applies in one transaction, at most", project.DefaultBatchSize
 	case serviceUp:
 		delivered, batch, batchDefault = "frame or event", fmt.Sprintf("frames a normalizer partition fetches at a time, and events the projector applies in one transaction, at most; "+
-			"0: %d frames and %d events", normalizeBatch, project.DefaultBatchSize), 0
+			"0: %d frames and %d events", normalize.DefaultBatchSize, project.DefaultBatchSize), 0
 	}
 	fs.StringVar(&f.natsURL, "nats-url", bus.DefaultURL, "NATS server to use")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")

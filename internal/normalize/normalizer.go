@@ -26,7 +26,8 @@ import (
 
 // Config configures a Normalizer.
 type Config struct {
-	// BatchSize is how many frames a partition fetches at a time. Default 256.
+	// BatchSize is how many frames a partition fetches at a time. Default
+	// DefaultBatchSize.
 	BatchSize int
 	// SessionsPerPartition bounds the adapter sessions kept in memory per
 	// partition; older ones are dropped (their state is saved). Default 1024.
@@ -52,10 +53,14 @@ type Config struct {
 	mapHook func(adapter.Frame)
 }
 
+// DefaultBatchSize is how many frames a partition fetches at a time by
+// default.
+const DefaultBatchSize = 256
+
 // WithDefaults fills in zero fields.
 func (c Config) WithDefaults() Config {
 	if c.BatchSize == 0 {
-		c.BatchSize = 256
+		c.BatchSize = DefaultBatchSize
 	}
 	if c.SessionsPerPartition == 0 {
 		c.SessionsPerPartition = 1024

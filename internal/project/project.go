@@ -244,10 +244,12 @@ func (p *Projector) runOnce(ctx context.Context) error {
 		<-watched
 	}()
 
+	drain, releaseDrain := drainBounded(ctx, p.cfg.DrainTimeout)
+	defer releaseDrain()
 	workers := make([]*worker, p.cfg.Workers)
 	var wg sync.WaitGroup
 	for i := range workers {
-		workers[i] = newWorker(p, ctx, run, l, cancel)
+		workers[i] = newWorker(p, ctx, run, drain, l, cancel)
 		wg.Go(workers[i].decode)
 		wg.Go(workers[i].loop)
 	}

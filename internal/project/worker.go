@@ -51,13 +51,12 @@ type worker struct {
 	decoded chan *decoded
 	outer   context.Context //nolint:containedctx // cancelled on shutdown: drain what is in hand
 	run     context.Context //nolint:containedctx // cancelled on shutdown or when the run is lost: abandon
-	// drain is the context of the statements and dead letters: cancelled
+	// drain is the run's context of statements and dead letters: cancelled
 	// the drain timeout after a shutdown began (drainBounded).
-	drain        context.Context //nolint:containedctx // see above
-	releaseDrain context.CancelFunc
-	lease        lease
-	lost         context.CancelCauseFunc // ends the run
-	err          error
+	drain context.Context //nolint:containedctx // see above
+	lease lease
+	lost  context.CancelCauseFunc // ends the run
+	err   error
 }
 
 // handOff is how many messages wait for a worker's decoder: it keeps pace
@@ -65,16 +64,17 @@ type worker struct {
 // held in the heap (Config.InFlight).
 const handOff = 64
 
-func newWorker(p *Projector, outer, run context.Context, l lease, lost context.CancelCauseFunc) *worker {
-	n := p.cfg.BatchSize
-	w := &worker{p: p, in: make(chan delivery, handOff), decoded: make(chan *decoded, n), outer: outer, run: run, lease: l, lost: lost}
-	w.drain, w.releaseDrain = drainBounded(outer, p.cfg.DrainTimeout)
-	return w
+func newWorker(p *Projector, outer, run, drain context.Context, l lease, lost context.CancelCauseFunc) *worker {
+	return &worker{p: p, in: make(chan delivery, handOff), decoded: make(chan *decoded, p.cfg.BatchSize),
+		outer: outer, run: run, drain: drain, lease: l, lost: lost}
 }
 
-// abandoned reports whether what is in hand is left for redelivery: the
-// run was lost, and this is no shutdown draining it.
-func (w *worker) abandoned() bool { return w.run.Err() != nil && w.outer.Err() == nil }
+// givenUp reports whether what the worker holds is left unacked, for
+// redelivery: the run was lost (and this is no shutdown draining it), or
+// a shutdown ran out of time.
+func (w *worker) givenUp() bool {
+	return (w.run.Err() != nil && w.outer.Err() == nil) || w.drain.Err() != nil
+}
 
 // lease is what one run of the consume loop holds.
 type lease struct {
@@ -121,7 +121,7 @@ type delivery struct {
 func (w *worker) decode() {
 	defer close(w.decoded)
 	for d := range w.in {
-		if w.abandoned() {
+		if w.givenUp() {
 			continue
 		}
 		m := d.msg
@@ -141,7 +141,6 @@ func (w *worker) decode() {
 // loop applies what decode hands it, a batch at a time: what has been
 // decoded, up to the batch size.
 func (w *worker) loop() {
-	defer w.releaseDrain()
 	n := w.p.cfg.BatchSize
 	for {
 		d, ok := <-w.decoded
@@ -161,20 +160,11 @@ func (w *worker) loop() {
 				break fill
 			}
 		}
-		if w.err != nil || w.abandoned() || w.drain.Err() != nil {
-			continue // abandoned, or the drain timed out: left for redelivery
+		if w.err != nil || w.givenUp() {
+			continue
 		}
 		w.process(batch)
 	}
-}
-
-// abandon reports whether a failing batch should be given up (left unacked
-// for redelivery): the run was lost, or a shutdown ran out of time.
-func (w *worker) abandon() bool {
-	if w.outer.Err() != nil {
-		return w.drain.Err() != nil
-	}
-	return w.run.Err() != nil
 }
 
 func (w *worker) process(batch []*decoded) {
@@ -221,8 +211,7 @@ func (w *worker) process(batch []*decoded) {
 			p.log.Warn("another projector took over; the batch will be redelivered", "events", len(batch), "err", err)
 			return
 		}
-		if w.abandon() {
-			p.log.Warn("giving up a batch; it will be redelivered", "events", len(batch), "err", err)
+		if w.gaveUp(batch, err) {
 			return
 		}
 		p.stats.Retries.Add(1)
@@ -241,20 +230,30 @@ func (w *worker) process(batch []*decoded) {
 		} else {
 			sleep(w.run, backoff)
 		}
-		if w.abandoned() {
+		if w.gaveUp(batch, err) {
 			return
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 
-// drainBounded is the context of a worker's statements and dead letters.
+// gaveUp reports whether the worker gives the failing batch up (givenUp),
+// and says so.
+func (w *worker) gaveUp(batch []*decoded, err error) bool {
+	if !w.givenUp() {
+		return false
+	}
+	w.p.log.Warn("giving up a batch; it will be redelivered", "events", len(batch), "err", err)
+	return true
+}
+
+// drainBounded is the context of a run's statements and dead letters.
 // A shutdown does not cancel it: the batches in hand are finished,
 // committed and acked, or given up after the drain timeout. It is
 // cancelled that timeout after the shutdown began, so that a Postgres that
 // refuses or hangs (a lock never released, a server that stopped
 // answering) cannot hold the shutdown longer, however many batches the
-// worker holds.
+// workers hold.
 func drainBounded(outer context.Context, drain time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(outer))
 	stop := context.AfterFunc(outer, func() {
