@@ -106,3 +106,46 @@ func TestTenantScoped(t *testing.T) {
 		t.Fatalf("checked %d tables, want the dozen the migrations make", n)
 	}
 }
+
+// TestLogIndexes: the two ways the event log is read without knowing
+// event ids, a session's events in order and a time window, each find
+// their index (the planner told to avoid reading the whole table).
+func TestLogIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := dbtest.Schema(t)
+	if _, err := migrations.UpPool(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct{ query, index string }{
+		{`SELECT * FROM events WHERE tenant_id = 'acme' AND session_id = '00000000-0000-0000-0000-000000000001' ORDER BY runtime_seq`, "events_session_idx"},
+		{`SELECT * FROM events WHERE created_at >= '2026-01-01' AND created_at < '2026-01-02'`, "events_created_brin"},
+	} {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan strings.Builder
+		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN "+q.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan.WriteString(line + "\n")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		_ = tx.Rollback(ctx)
+		if !strings.Contains(plan.String(), q.index) {
+			t.Errorf("%s\nuses no %s:\n%s", q.query, q.index, plan.String())
+		}
+	}
+}
