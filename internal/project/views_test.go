@@ -13,6 +13,7 @@ import (
 	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/project"
 	"github.com/agentwire/agentwire/pkg/canonical"
+	"github.com/agentwire/agentwire/pkg/canonical/wire"
 )
 
 // fixture is two turns of one Codex session on two days of March 2026:
@@ -372,6 +373,42 @@ func TestDeadLetterBeforeCommit(t *testing.T) {
 	m, err := st.GetLastMsgForSubject(ctx, "deadletter.project.acme")
 	require.NoError(t, err)
 	require.Equal(t, bad.EventID, m.Header.Get("ce-id"))
+}
+
+// TestUndecodable: an event that does not decode goes to
+// deadletter.project.<tenant> with the reason and its delivery ends there;
+// the rest of its session is applied, and a projector started afterwards
+// gets nothing again.
+func TestUndecodable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	r := fixture("acme")
+	e.publish([]recording{{events: r.events[:3]}}, 1)
+	bad, err := wire.ToNATS(r.events[3])
+	require.NoError(t, err)
+	bad.Header.Del(bus.HeaderMsgID) // the stream would drop the good one after it
+	bad.Data = []byte(`{"broken"`)
+	_, err = e.layout.JS.PublishMsg(ctx, bad)
+	require.NoError(t, err)
+	e.publish([]recording{{events: r.events[3:]}}, 1)
+
+	p, stop := e.run(project.Config{})
+	e.waitApplied("")
+	require.Equal(t, uint64(1), p.Stats().DeadLettered.Load())
+	require.EqualValues(t, len(r.events), p.Stats().Applied.Load())
+	st, err := e.layout.JS.Stream(ctx, "DEADLETTER")
+	require.NoError(t, err)
+	m, err := st.GetLastMsgForSubject(ctx, "deadletter.project.acme")
+	require.NoError(t, err)
+	require.Contains(t, m.Header.Get(bus.HeaderReason), "undecodable event")
+	require.Equal(t, `{"broken"`, string(m.Data))
+	stop()
+
+	again := e.start(project.Config{})
+	time.Sleep(500 * time.Millisecond)
+	require.Zero(t, again.Stats().DeadLettered.Load()+again.Stats().Applied.Load()+again.Stats().Skipped.Load(),
+		"a projector started afterwards got deliveries again")
 }
 
 // TestFoldPanic: a bug of the projector's own that panics on one event
