@@ -42,9 +42,9 @@ func TestEnsureProjectConsumerDropsTheFilter(t *testing.T) {
 		}
 	}
 
-	c, err = layout.EnsureProjectConsumer(ctx, "project", 0)
-	if err != nil {
-		t.Fatal(err)
+	c, remade, err := layout.EnsureProjectConsumer(ctx, "project", 0)
+	if err != nil || remade != 0 {
+		t.Fatal(remade, err)
 	}
 	info, err := c.Info(ctx)
 	if err != nil {
@@ -56,7 +56,78 @@ func TestEnsureProjectConsumerDropsTheFilter(t *testing.T) {
 	if info.AckFloor.Stream != 2 || info.NumPending != 1 {
 		t.Errorf("ack floor %d, %d pending; want 2 and 1", info.AckFloor.Stream, info.NumPending)
 	}
-	if info.Config.AckPolicy != jetstream.AckExplicitPolicy {
+	if info.Config.AckPolicy != jetstream.AckAllPolicy {
 		t.Errorf("ack policy %v", info.Config.AckPolicy)
+	}
+}
+
+// TestEnsureProjectConsumerCumulativeAcks: a projector consumer of an
+// earlier version, which acked every event, is made anew with cumulative
+// acks from its ack floor: events past the floor come again (those it had
+// acked out of order too; the projector's checkpoints skip them), none
+// before it. It keeps that start when the projector starts again.
+func TestEnsureProjectConsumerCumulativeAcks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	js, _, _ := natstest.JetStream(t)
+	layout, err := bus.Ensure(ctx, js, bus.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		if _, err := js.Publish(ctx, "runtime.codex.turn.started", []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := layout.ProjectConsumerConfig("project", 0)
+	old.AckPolicy = jetstream.AckExplicitPolicy
+	c, err := js.CreateConsumer(ctx, bus.RuntimeStream, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := c.FetchNoWait(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		md, err := m.Metadata()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := md.Sequence.Stream; s == 1 || s == 2 || s == 4 {
+			if err := m.DoubleAck(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	for run := range 2 {
+		c, remade, err := layout.EnsureProjectConsumer(ctx, "project", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[int]uint64{0: 3, 1: 0}[run]; remade != want {
+			t.Errorf("run %d: made anew from %d, want %d", run, remade, want)
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Config.AckPolicy != jetstream.AckAllPolicy || info.NumPending != 4 {
+			t.Fatalf("run %d: ack policy %v, %d pending; want cumulative acks and 4 (3 to 6)", run, info.Config.AckPolicy, info.NumPending)
+		}
+	}
+	c, err = js.Consumer(ctx, bus.RuntimeStream, "project")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := c.FetchNoWait(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range next.Messages() {
+		if md, err := m.Metadata(); err != nil || md.Sequence.Stream != 3 {
+			t.Errorf("first delivery %+v (%v), want stream sequence 3", md, err)
+		}
 	}
 }

@@ -21,7 +21,9 @@
 // session, the last RUNTIME sequence applied (projector_checkpoints, kept
 // per consumer and RUNTIME stream: a stream made anew counts from 1 again,
 // and its events are not measured against the old one's checkpoints); the
-// events are acked only after it commits, and the commit is durable even
+// events are acked only after it commits (cumulatively: one ack covers
+// every earlier delivery, so it is sent for the last of those finished in
+// a row, whichever worker finished them; acks.go), and the commit is durable even
 // on a server tuned with synchronous_commit = off (the transaction turns
 // it on for itself), so a Postgres crash cannot lose an acked event. An event at or below its
 // session's checkpoint is skipped, and so is an event whose id is already
@@ -67,7 +69,8 @@
 // so the rest of it is kept. A rejected event is dead-lettered before the
 // batch commits (its session's checkpoint passes it), under a message id
 // of its own so that a batch applied again sends no second copy; if the
-// dead letter cannot be written the batch is retried. Transient errors
+// dead letter cannot be written the batch is retried (an undecodable
+// event's run starts over: it would hold back every later ack). Transient errors
 // are retried (the messages' ack deadlines extended meanwhile); a schema
 // that does not match stops the projector.
 //

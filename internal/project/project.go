@@ -57,15 +57,14 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// InFlight is the most events the projector holds unacked (the
-// consumer's MaxAckPending): per worker, a batch in Postgres and the next
-// one decoded. Every event held is a message in the heap, with its headers
-// parsed; under the service's memory limit, twice as many (the limit was
-// four batches per worker, with a pull buffer of two batches) made the
-// collector's work a seventh of the process's CPU per event in the bench
-// (median of 20 passes each: 54 ms per thousand against 46.5, and 10 %
-// fewer events per second).
-func (c Config) InFlight() int { return 2 * c.Workers * c.BatchSize }
+// InFlight is the most events the projector has unacked (the consumer's
+// MaxAckPending). The events it holds in the heap (each a message with its
+// headers parsed) are fewer, bounded by the workers' queues: per worker, a
+// batch in Postgres and the next one decoded. Acks are cumulative (acks),
+// so the deliveries a worker finished stay unacked until every earlier one
+// is, and those of the slowest worker's batch in Postgres hold back as
+// many again of the others'.
+func (c Config) InFlight() int { return 4 * c.Workers * c.BatchSize }
 
 // DefaultBatchSize bounds a batch by default. A batch is what has arrived,
 // so this matters only under load, where fewer, larger transactions cost
@@ -214,9 +213,12 @@ func (p *Projector) runOnce(ctx context.Context) error {
 		return err // Run tells a shutdown from a failure
 	}
 	defer func() { _ = lock.Close(context.WithoutCancel(ctx)) }()
-	cons, err := p.layout.EnsureProjectConsumer(ctx, p.cfg.Consumer, p.cfg.InFlight())
+	cons, remadeFrom, err := p.layout.EnsureProjectConsumer(ctx, p.cfg.Consumer, p.cfg.InFlight())
 	if err != nil {
 		return err
+	}
+	if remadeFrom > 0 {
+		p.log.Info("made the projector's consumer anew with cumulative acks, from its ack floor", "consumer", p.cfg.Consumer, "from", remadeFrom)
 	}
 	l, err := p.lease(ctx, lock)
 	if err != nil {
@@ -247,13 +249,14 @@ func (p *Projector) runOnce(ctx context.Context) error {
 	drain, releaseDrain := drainBounded(ctx, p.cfg.DrainTimeout)
 	defer releaseDrain()
 	workers := make([]*worker, p.cfg.Workers)
+	a := newAcks(p.layout.JS.Conn(), p.log)
 	var wg sync.WaitGroup
 	for i := range workers {
-		workers[i] = newWorker(p, ctx, run, drain, l, cancel)
+		workers[i] = newWorker(p, ctx, run, drain, l, cancel, a)
 		wg.Go(workers[i].decode)
 		wg.Go(workers[i].loop)
 	}
-	err = p.dispatch(run, cons, workers)
+	err = p.dispatch(run, cons, workers, a)
 	for _, w := range workers {
 		close(w.in)
 	}
@@ -394,7 +397,7 @@ func (p *Projector) watch(run context.Context, cancel context.CancelCauseFunc, l
 
 // dispatch hands each message to the worker that owns its session, in
 // stream order, until run ends.
-func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, workers []*worker) error {
+func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, workers []*worker, a *acks) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(p.cfg.BatchSize), jetstream.PullExpiry(5*time.Second))
 	if err != nil {
 		return fmt.Errorf("consume RUNTIME: %w", err)
@@ -434,7 +437,7 @@ func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, worke
 		_, _ = f.Write([]byte(h.Get("ce-sessionid")))
 		w := workers[int(f.Sum32()%uint32(len(workers)))] //nolint:gosec // len(workers) is small
 		select {
-		case w.in <- delivery{msg: m, md: md, err: mdErr}:
+		case w.in <- delivery{msg: m, md: md, err: mdErr, t: a.track(m)}:
 		case <-run.Done():
 			return nil
 		}

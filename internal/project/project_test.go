@@ -155,6 +155,28 @@ func TestDeliveredTwice(t *testing.T) {
 	requireGolden(t, e.dump())
 }
 
+// TestExplicitAckConsumer: the projector starts on the consumer an
+// earlier version left (an ack per event, which cannot be changed in
+// place): it is made anew with cumulative acks from its ack floor, and
+// the result is that of a clean run.
+func TestExplicitAckConsumer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	e.publish(recordings(t, "acme"), 1)
+	old := e.layout.ProjectConsumerConfig(bus.ProjectConsumer, 0)
+	old.AckPolicy = jetstream.AckExplicitPolicy
+	_, err := e.layout.JS.CreateConsumer(ctx, bus.RuntimeStream, old)
+	require.NoError(t, err)
+	p := e.start(project.Config{})
+	e.waitApplied("")
+	requireGolden(t, e.dump())
+	require.Zero(t, p.Stats().Restarts.Load())
+	c, err := e.layout.JS.Consumer(ctx, bus.RuntimeStream, bus.ProjectConsumer)
+	require.NoError(t, err)
+	require.Equal(t, jetstream.AckAllPolicy, c.CachedInfo().Config.AckPolicy)
+}
+
 // TestPostgresConnectionsDropped: the projector's connections are killed
 // with pg_terminate_backend while it runs, the server staying up (for the
 // server going down, see TestPostgresRestarted); the result is that of a
@@ -514,7 +536,7 @@ func TestForeignPull(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.publish(recordings(t, "acme"), 1)
-	cons, err := e.layout.EnsureProjectConsumer(ctx, bus.ProjectConsumer, 0)
+	cons, _, err := e.layout.EnsureProjectConsumer(ctx, bus.ProjectConsumer, 0)
 	require.NoError(t, err)
 	// Everything delivered and unacked, then one more pull waiting: the
 	// rewind makes the first events available to it.

@@ -358,8 +358,11 @@ func TestDeadLetterBeforeCommit(t *testing.T) {
 	p := e.start(project.Config{})
 	require.Eventually(t, func() bool { return p.Stats().Retries.Load() > 0 }, 30*time.Second, 50*time.Millisecond,
 		"the batch is retried while its dead letter cannot be written")
+	// The bad event is RUNTIME's fourth. The events before it may have
+	// made a batch of their own (a batch is what has arrived), but neither
+	// it nor anything after it in its session is committed.
 	var n int
-	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&n))
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE runtime_seq >= 4`).Scan(&n))
 	require.Zero(t, n, "nothing of the batch is committed before its dead letter is written")
 
 	_, err := bus.Ensure(ctx, e.layout.JS, bus.Config{})
@@ -375,6 +378,23 @@ func TestDeadLetterBeforeCommit(t *testing.T) {
 	require.Equal(t, bad.EventID, m.Header.Get("ce-id"))
 }
 
+// publishUndecodable publishes the fixture's events with an undecodable
+// copy of its fourth one (its headers, a broken document) before it, and
+// returns the fixture.
+func publishUndecodable(e *env) recording {
+	e.t.Helper()
+	r := fixture("acme")
+	e.publish([]recording{{events: r.events[:3]}}, 1)
+	bad, err := wire.ToNATS(r.events[3])
+	require.NoError(e.t, err)
+	bad.Header.Del(bus.HeaderMsgID) // the stream would drop the good one after it
+	bad.Data = []byte(`{"broken"`)
+	_, err = e.layout.JS.PublishMsg(context.Background(), bad)
+	require.NoError(e.t, err)
+	e.publish([]recording{{events: r.events[3:]}}, 1)
+	return r
+}
+
 // TestUndecodable: an event that does not decode goes to
 // deadletter.project.<tenant> with the reason and its delivery ends there;
 // the rest of its session is applied, and a projector started afterwards
@@ -383,15 +403,7 @@ func TestUndecodable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	r := fixture("acme")
-	e.publish([]recording{{events: r.events[:3]}}, 1)
-	bad, err := wire.ToNATS(r.events[3])
-	require.NoError(t, err)
-	bad.Header.Del(bus.HeaderMsgID) // the stream would drop the good one after it
-	bad.Data = []byte(`{"broken"`)
-	_, err = e.layout.JS.PublishMsg(ctx, bad)
-	require.NoError(t, err)
-	e.publish([]recording{{events: r.events[3:]}}, 1)
+	r := publishUndecodable(e)
 
 	p, stop := e.run(project.Config{})
 	e.waitApplied("")
@@ -409,6 +421,27 @@ func TestUndecodable(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	require.Zero(t, again.Stats().DeadLettered.Load()+again.Stats().Applied.Load()+again.Stats().Skipped.Load(),
 		"a projector started afterwards got deliveries again")
+}
+
+// TestUndecodableDeadLetterFails: while an undecodable event cannot be
+// dead-lettered (the DEADLETTER stream gone), its run starts over instead
+// of acking past it (acks are cumulative); once it can, the event is
+// dead-lettered and every other one applied once.
+func TestUndecodableDeadLetterFails(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	require.NoError(t, e.layout.JS.DeleteStream(ctx, "DEADLETTER"))
+	r := publishUndecodable(e)
+
+	p := e.start(project.Config{})
+	require.Eventually(t, func() bool { return p.Stats().Restarts.Load() > 0 }, 60*time.Second, 50*time.Millisecond,
+		"the run starts over while the event cannot be dead-lettered")
+	_, err := bus.Ensure(ctx, e.layout.JS, bus.Config{})
+	require.NoError(t, err)
+	e.waitApplied("")
+	require.Equal(t, uint64(1), p.Stats().DeadLettered.Load())
+	require.EqualValues(t, len(r.events), p.Stats().Applied.Load(), "each event applied once")
 }
 
 // TestFoldPanic: a bug of the projector's own that panics on one event

@@ -56,6 +56,7 @@ type worker struct {
 	drain context.Context //nolint:containedctx // see above
 	lease lease
 	lost  context.CancelCauseFunc // ends the run
+	acks  *acks
 	err   error
 }
 
@@ -64,9 +65,9 @@ type worker struct {
 // held in the heap (Config.InFlight).
 const handOff = 64
 
-func newWorker(p *Projector, outer, run, drain context.Context, l lease, lost context.CancelCauseFunc) *worker {
+func newWorker(p *Projector, outer, run, drain context.Context, l lease, lost context.CancelCauseFunc, a *acks) *worker {
 	return &worker{p: p, in: make(chan delivery, handOff), decoded: make(chan *decoded, p.cfg.BatchSize),
-		outer: outer, run: run, drain: drain, lease: l, lost: lost}
+		outer: outer, run: run, drain: drain, lease: l, lost: lost, acks: a}
 }
 
 // givenUp reports whether what the worker holds is left unacked, for
@@ -95,6 +96,7 @@ type decoded struct {
 	msg jetstream.Msg
 	seq uint64
 	ev  canonical.Event
+	t   *tracked
 }
 
 type outcome struct {
@@ -113,6 +115,7 @@ type delivery struct {
 	msg jetstream.Msg
 	md  *jetstream.MsgMetadata
 	err error // why there is no metadata
+	t   *tracked
 }
 
 // decode decodes what the dispatcher hands the worker, in order, for loop
@@ -126,16 +129,27 @@ func (w *worker) decode() {
 		}
 		m := d.msg
 		if d.err != nil {
-			w.p.deadLetter(w.drain, m, "", "no JetStream metadata: "+d.err.Error())
+			w.deadLetter(d, "", "no JetStream metadata: "+d.err.Error())
 			continue
 		}
 		ev, err := decodeEvent(m.Subject(), m.Headers(), m.Data())
 		if err != nil {
-			w.p.deadLetter(w.drain, m, m.Headers().Get("ce-tenant"), "undecodable event: "+err.Error())
+			w.deadLetter(d, m.Headers().Get("ce-tenant"), "undecodable event: "+err.Error())
 			continue
 		}
-		w.decoded <- &decoded{msg: m, seq: d.md.Sequence.Stream, ev: ev}
+		w.decoded <- &decoded{msg: m, seq: d.md.Sequence.Stream, ev: ev, t: d.t}
 	}
+}
+
+// deadLetter dead-letters a delivery that is in no batch and finishes it.
+// If publishing fails, the run ends: the delivery would hold back the acks
+// of every later one (acks), and the next run gets it again.
+func (w *worker) deadLetter(d delivery, tenant, reason string) {
+	if err := w.p.deadLetter(w.drain, d.msg, tenant, reason); err != nil {
+		w.lost(err)
+		return
+	}
+	w.acks.finish(d.t)
 }
 
 // loop applies what decode hands it, a batch at a time: what has been
@@ -179,14 +193,13 @@ func (w *worker) process(batch []*decoded) {
 			p.stats.Applied.Add(uint64(out.applied)) //nolint:gosec // counts are non-negative
 			p.stats.Skipped.Add(uint64(out.skipped)) //nolint:gosec // counts are non-negative
 			for _, de := range out.dead {
-				p.deadLettered(de.d.msg, de.d.ev.Tenant, de.reason)
+				p.deadLettered(de.d.ev.Tenant, de.reason)
 			}
-			for _, d := range batch {
-				if err := d.msg.Ack(); err != nil {
-					// Redelivery is harmless: the checkpoint skips it.
-					p.log.Debug("ack failed", "err", err)
-				}
+			done := make([]*tracked, len(batch))
+			for i, d := range batch {
+				done[i] = d.t
 			}
+			w.acks.finish(done...)
 			return
 		}
 		switch {
@@ -629,15 +642,14 @@ func eventArgs(evs []*decoded) []any {
 }
 
 // deadLetter publishes an event the projector cannot even decode to
-// deadletter.project.<tenant> with the reason, counts it and terminates
-// its delivery. If publishing fails it is left unacked, and will be
-// redelivered.
-func (p *Projector) deadLetter(ctx context.Context, m jetstream.Msg, tenant, reason string) {
+// deadletter.project.<tenant> with the reason and counts it.
+func (p *Projector) deadLetter(ctx context.Context, m jetstream.Msg, tenant, reason string) error {
 	if err := p.publishDeadLetter(ctx, m, tenant, reason, ""); err != nil {
 		p.log.Error("dead-lettering failed; the event will be redelivered", "reason", reason, "err", err)
-		return
+		return err
 	}
-	p.deadLettered(m, tenant, reason)
+	p.deadLettered(tenant, reason)
+	return nil
 }
 
 // publishDeadLetter puts m on deadletter.project.<tenant> with the
@@ -668,13 +680,12 @@ func (p *Projector) publishDeadLetter(ctx context.Context, m jetstream.Msg, tena
 	return fmt.Errorf("publish to %s: %w", msg.Subject, err)
 }
 
-// deadLettered counts an event dead-lettered and terminates its delivery.
-func (p *Projector) deadLettered(m jetstream.Msg, tenant, reason string) {
+// deadLettered counts an event dead-lettered. Its delivery is finished
+// like the others (acks), not terminated: with cumulative acks, the
+// server takes a termination for an ack of every earlier delivery too.
+func (p *Projector) deadLettered(tenant, reason string) {
 	p.stats.DeadLettered.Add(1)
 	p.log.Warn("dead-lettered", "tenant", deadLetterTenant(tenant), "reason", reason)
-	if err := m.Term(); err != nil {
-		p.log.Debug("term failed", "err", err)
-	}
 }
 
 func deadLetterTenant(tenant string) string {
