@@ -171,23 +171,33 @@ func fromNATS(msg *nats.Msg, decode func([]byte) (canonical.Event, error)) (cano
 	if err != nil {
 		return canonical.Event{}, fmt.Errorf("decode cloudevent data: %w", err)
 	}
-	got := func(name string) string { return msg.Header.Get(headerKey(name)) }
+	got := func(i int) string { return msg.Header.Get(specHeaders[i]) }
 	if err := checkAttributes(e, got); err != nil {
 		return canonical.Event{}, err
 	}
 	return e, nil
 }
 
-// checkAttributes compares the attributes a message carries (got) with
-// those e implies. Extensions may be absent (a router may strip them), but
-// never different; the required attributes (and time) must be present
-// and equal.
-func checkAttributes(e canonical.Event, got func(name string) string) error {
-	if v := got("specversion"); v != SpecVersion {
+// specHeaders are the attributes' header names, in attributeSpecs' order:
+// looked up by name, they cost a map lookup more per attribute of every
+// event decoded.
+var specHeaders = func() (h [len(attributeSpecs)]string) {
+	for i, s := range attributeSpecs {
+		h[i] = headerKey(s.name)
+	}
+	return h
+}()
+
+// checkAttributes compares the attributes a message carries (got, by
+// index in attributeSpecs) with those e implies. Extensions may be absent
+// (a router may strip them), but never different; the required attributes
+// (and time) must be present and equal.
+func checkAttributes(e canonical.Event, got func(i int) string) error {
+	if v := got(0); v != SpecVersion { // attributeSpecs[0] is specversion
 		return fmt.Errorf("decode cloudevent: specversion %q: %w", v, ErrMismatch)
 	}
-	for _, s := range attributeSpecs {
-		v := got(s.name)
+	for i, s := range attributeSpecs {
+		v := got(i)
 		required := s.name == "id" || s.name == "type" || s.name == "source" || s.name == "time"
 		if s.is != nil {
 			if (v != "" || required) && !s.is(&e, v) {
@@ -264,9 +274,9 @@ func unmarshalStructured(b []byte, decode func([]byte) (canonical.Event, error))
 	if err != nil {
 		return canonical.Event{}, fmt.Errorf("decode cloudevent data: %w", err)
 	}
-	got := func(name string) string {
+	got := func(i int) string {
 		var s string
-		if raw, ok := members[name]; ok && json.Unmarshal(raw, &s) != nil {
+		if raw, ok := members[attributeSpecs[i].name]; ok && json.Unmarshal(raw, &s) != nil {
 			return "\x00not a string"
 		}
 		return s
