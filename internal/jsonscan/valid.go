@@ -7,6 +7,11 @@
 // mapping it guards.
 package jsonscan
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // Info is what Check learns of a document.
 type Info struct {
 	// Valid is json.Valid's answer.
@@ -197,6 +202,10 @@ func key(b []byte, i int, compact *bool) (int, bool) {
 func stringEnd(b []byte, i int) (int, bool) {
 	n := len(b)
 	for i++; i < n; {
+		i = plainRun(b, i)
+		if i >= n {
+			break
+		}
 		c := b[i]
 		switch strClass[c] {
 		case 0:
@@ -283,4 +292,34 @@ func literal(b []byte, i int, word string) (int, bool) {
 		return i + len(word), true
 	}
 	return 0, false
+}
+
+// Eight bytes at a time: a byte of each lane.
+const (
+	lanes1  = 0x0101010101010101
+	lanes80 = 0x8080808080808080
+)
+
+// plainRun returns the index of the first byte at or after i that is not
+// plain inside a string (a quote, a backslash or a control character),
+// or len(b). It tests eight bytes at a time: texts (messages, tool
+// output, file contents) are most of what the scans read, and a byte at a
+// time was the largest part of decoding an event.
+func plainRun(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (lanes1 * '"')
+		s := x ^ (lanes1 * '\\')
+		// A lane is flagged when it is zero (q, s: the byte is a quote or
+		// a backslash) or below 0x20; a lane at or above 0x80 never is.
+		// Borrows can flag a lane above a flagged one, never below, so the
+		// lowest flag is exact.
+		m := ((q - lanes1) &^ q) | ((s - lanes1) &^ s) | ((x - lanes1*0x20) &^ x)
+		if m &= lanes80; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b) && strClass[b[i]] == 0; i++ {
+	}
+	return i
 }
