@@ -110,7 +110,7 @@ func newProjector(ctx context.Context, pool *pgxpool.Pool, nc *nats.Conn, layout
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: "agentwire", Subsystem: "project", Name: "backlog_events",
-			Help: "RUNTIME events the projector has not applied yet (its consumer's pending and unacked messages); NaN when NATS does not say.",
+			Help: "RUNTIME events the projector has not applied yet (its consumer's pending and unacked messages; acks are cumulative, so while it runs this includes events applied but waiting for a slower worker's earlier ones); NaN when NATS does not say.",
 		}, func() float64 {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
