@@ -10,22 +10,30 @@ import (
 	"github.com/agentwire/agentwire/internal/natstest"
 )
 
+// runtimeWith returns a JetStream with the layout applied and n events in
+// RUNTIME.
+func runtimeWith(t *testing.T, n int) (jetstream.JetStream, *bus.Layout) {
+	t.Helper()
+	js, _, _ := natstest.JetStream(t)
+	layout, err := bus.Ensure(context.Background(), js, bus.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if _, err := js.Publish(context.Background(), "runtime.codex.turn.started", []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return js, layout
+}
+
 // TestEnsureProjectConsumerDropsTheFilter: a projector consumer created by
 // an earlier version, filtered on runtime.>, loses its filter when the
 // projector starts, and keeps its place in the stream.
 func TestEnsureProjectConsumerDropsTheFilter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	js, _, _ := natstest.JetStream(t)
-	layout, err := bus.Ensure(ctx, js, bus.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if _, err := js.Publish(ctx, "runtime.codex.turn.started", []byte(`{}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	js, layout := runtimeWith(t, 3)
 	old := layout.ProjectConsumerConfig("project", 0)
 	old.FilterSubject = "runtime.>"
 	c, err := js.CreateConsumer(ctx, bus.RuntimeStream, old)
@@ -69,16 +77,7 @@ func TestEnsureProjectConsumerDropsTheFilter(t *testing.T) {
 func TestEnsureProjectConsumerCumulativeAcks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	js, _, _ := natstest.JetStream(t)
-	layout, err := bus.Ensure(ctx, js, bus.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 6 {
-		if _, err := js.Publish(ctx, "runtime.codex.turn.started", []byte(`{}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	js, layout := runtimeWith(t, 6)
 	old := layout.ProjectConsumerConfig("project", 0)
 	old.AckPolicy = jetstream.AckExplicitPolicy
 	c, err := js.CreateConsumer(ctx, bus.RuntimeStream, old)
