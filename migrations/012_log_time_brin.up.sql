@@ -3,10 +3,10 @@
 --
 -- Every event the projector applies entered that btree at one of a few
 -- places per tenant (one per type), comparing two text columns on the way
--- down. Without it the projector ran 2-8 % faster in the bench (medians
--- of 10-12 passes each way, alternating, on a noisy 2-core machine), and
--- the machine spent up to 7 ms of CPU less per thousand events (the
--- session index costs about half that). No statement of the
+-- down. Without it the projector ran 1.5-2 % faster in the bench (medians
+-- of 10-12 pairs of passes, by turns in one process; up to 8 % between
+-- processes on a noisy 2-core machine), and the machine spent 1-7 ms of
+-- CPU less per thousand events. No statement of the
 -- projector or view reads it; it served ad-hoc queries of the log over a
 -- time window. Events are logged in about the order they happen, so a
 -- BRIN (a few bytes per 128 pages, summarised as they fill) finds a window
