@@ -155,6 +155,30 @@ func TestDeliveredTwice(t *testing.T) {
 	requireGolden(t, e.dump())
 }
 
+// TestSlowBatchRedelivered: one batch takes longer than the ack wait while
+// the other worker goes on. Acks are cumulative, so everything finished
+// after the slow batch's events waits unacked behind them, and the server
+// delivers all of it again; the slow batch's own events come again while
+// it still holds them. Everything is applied once, the copies skipped,
+// and the run goes on without starting over.
+func TestSlowBatchRedelivered(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.layout.Config.AckWait = time.Second
+	n := e.publish(recordings(t, "acme"), 1)
+	var commits atomic.Int32
+	p := e.start(project.Config{BatchSize: 16, Workers: 2, BeforeCommit: func(int) {
+		if commits.Add(1) == 3 {
+			time.Sleep(3 * time.Second)
+		}
+	}})
+	e.waitApplied("")
+	requireGolden(t, e.dump())
+	require.EqualValues(t, n, p.Stats().Applied.Load(), "each event applied once")
+	require.Positive(t, p.Stats().Skipped.Load(), "the ack wait passed: events came again")
+	require.Zero(t, p.Stats().Restarts.Load())
+}
+
 // TestExplicitAckConsumer: the projector starts on the consumer an
 // earlier version left (an ack per event, which cannot be changed in
 // place): it is made anew with cumulative acks from its ack floor, and
