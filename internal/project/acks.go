@@ -67,6 +67,9 @@ func (a *acks) finish(ts ...*tracked) {
 		last, a.q[a.head] = a.q[a.head], nil
 		a.head++
 	}
+	// The acked part is dropped when nothing is left, or moved out once it
+	// is most of the queue (and more than a few copies' worth): the queue
+	// stays within twice what is tracked, which the ack limit bounds.
 	switch {
 	case a.head == len(a.q):
 		a.q, a.head = a.q[:0], 0
