@@ -24,12 +24,14 @@ import (
 //
 // A delivery is tracked by its ack subject alone, not the message: a
 // finished one waiting for the slowest worker's oldest delivery holds
-// nothing of the event in the heap.
+// nothing of the event in the heap. It is named by its position in the
+// run (0, 1, 2, ...), kept by value in q: nothing is allocated per event.
 type acks struct {
 	nc   *nats.Conn
 	mu   sync.Mutex
-	q    []*tracked // tracked, oldest first, from head
+	q    []tracked // oldest first; those before head are acked
 	head int
+	base uint64 // the position of q[0]
 	log  *slog.Logger
 }
 
@@ -46,47 +48,43 @@ func newAcks(nc *nats.Conn, log *slog.Logger) *acks { return &acks{nc: nc, log: 
 // sends the same; the message itself is not kept to call it).
 var ackBody = []byte("+ACK")
 
-// track tracks the run's next delivery.
-func (a *acks) track(m jetstream.Msg) *tracked {
-	t := &tracked{reply: m.Reply()}
+// track tracks the run's next delivery and returns its position.
+func (a *acks) track(m jetstream.Msg) uint64 {
 	a.mu.Lock()
-	a.q = append(a.q, t)
-	a.mu.Unlock()
-	return t
+	defer a.mu.Unlock()
+	a.q = append(a.q, tracked{reply: m.Reply()})
+	return a.base + uint64(len(a.q)-1) //nolint:gosec // a length is non-negative
 }
 
-// finish finishes deliveries and acks the last one of the oldest run of
-// finished ones, if that moved.
-func (a *acks) finish(ts ...*tracked) {
+// finish finishes the deliveries at these positions and acks the last one
+// of the oldest run of finished ones, if that moved.
+func (a *acks) finish(positions ...uint64) {
 	a.mu.Lock()
-	for _, t := range ts {
-		t.finished = true
+	for _, pos := range positions {
+		a.q[pos-a.base].finished = true
 	}
-	var last *tracked
+	var last string
 	for a.head < len(a.q) && a.q[a.head].finished {
-		last, a.q[a.head] = a.q[a.head], nil
+		last = a.q[a.head].reply
 		a.head++
 	}
 	// The acked part is dropped when nothing is left, or moved out once it
 	// is most of the queue (and more than a few copies' worth): the queue
 	// stays within twice what is tracked, which the ack limit bounds.
-	switch {
-	case a.head == len(a.q):
-		a.q, a.head = a.q[:0], 0
-	case a.head >= 1024 && a.head >= len(a.q)/2:
+	if a.head == len(a.q) || (a.head >= 1024 && a.head >= len(a.q)/2) {
 		n := copy(a.q, a.q[a.head:])
 		clear(a.q[n:])
-		a.q, a.head = a.q[:n], 0
+		a.q, a.base, a.head = a.q[:n], a.base+uint64(a.head), 0 //nolint:gosec // head is non-negative
 	}
 	a.mu.Unlock()
-	if last == nil {
+	if last == "" {
 		return
 	}
 	// Acks sent by two workers may reach the server in either order; one
 	// below the floor already acked changes nothing. One lost is harmless
 	// too: the next covers it, and a redelivery is skipped by the
 	// checkpoints.
-	if err := a.nc.Publish(last.reply, ackBody); err != nil {
+	if err := a.nc.Publish(last, ackBody); err != nil {
 		a.log.Debug("ack failed", "err", err)
 	}
 }

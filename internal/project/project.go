@@ -437,7 +437,7 @@ func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, worke
 		_, _ = f.Write([]byte(h.Get("ce-sessionid")))
 		w := workers[int(f.Sum32()%uint32(len(workers)))] //nolint:gosec // len(workers) is small
 		select {
-		case w.in <- delivery{msg: m, md: md, err: mdErr, t: a.track(m)}:
+		case w.in <- delivery{msg: m, md: md, err: mdErr, pos: a.track(m)}:
 		case <-run.Done():
 			return nil
 		}

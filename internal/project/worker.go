@@ -57,12 +57,13 @@ type worker struct {
 	lease lease
 	lost  context.CancelCauseFunc // ends the run
 	acks  *acks
+	done  []uint64 // the positions of a committed batch's deliveries (acks)
 	err   error
 }
 
 // handOff is how many messages wait for a worker's decoder: it keeps pace
 // with the dispatcher, so a few smooth the flow, and more would only be
-// held in the heap (Config.InFlight).
+// held in the heap.
 const handOff = 64
 
 func newWorker(p *Projector, outer, run, drain context.Context, l lease, lost context.CancelCauseFunc, a *acks) *worker {
@@ -96,7 +97,7 @@ type decoded struct {
 	msg jetstream.Msg
 	seq uint64
 	ev  canonical.Event
-	t   *tracked
+	pos uint64 // in acks
 }
 
 type outcome struct {
@@ -114,8 +115,8 @@ type deadEvent struct {
 type delivery struct {
 	msg jetstream.Msg
 	md  *jetstream.MsgMetadata
-	err error // why there is no metadata
-	t   *tracked
+	err error  // why there is no metadata
+	pos uint64 // in acks
 }
 
 // decode decodes what the dispatcher hands the worker, in order, for loop
@@ -137,19 +138,22 @@ func (w *worker) decode() {
 			w.deadLetter(d, m.Headers().Get("ce-tenant"), "undecodable event: "+err.Error())
 			continue
 		}
-		w.decoded <- &decoded{msg: m, seq: d.md.Sequence.Stream, ev: ev, t: d.t}
+		w.decoded <- &decoded{msg: m, seq: d.md.Sequence.Stream, ev: ev, pos: d.pos}
 	}
 }
 
-// deadLetter dead-letters a delivery that is in no batch and finishes it.
-// If publishing fails, the run ends: the delivery would hold back the acks
-// of every later one (acks), and the next run gets it again.
+// deadLetter puts a delivery the projector cannot even decode (it is in
+// no batch) on deadletter.project.<tenant> with the reason, counts it and
+// finishes it. If publishing fails, the run ends: the delivery would hold
+// back the acks of every later one (acks), and the next run gets it again.
 func (w *worker) deadLetter(d delivery, tenant, reason string) {
-	if err := w.p.deadLetter(w.drain, d.msg, tenant, reason); err != nil {
+	if err := w.p.publishDeadLetter(w.drain, d.msg, tenant, reason, ""); err != nil {
+		w.p.log.Error("dead-lettering failed; the event will be redelivered", "reason", reason, "err", err)
 		w.lost(err)
 		return
 	}
-	w.acks.finish(d.t)
+	w.p.deadLettered(tenant, reason)
+	w.acks.finish(d.pos)
 }
 
 // loop applies what decode hands it, a batch at a time: what has been
@@ -195,11 +199,11 @@ func (w *worker) process(batch []*decoded) {
 			for _, de := range out.dead {
 				p.deadLettered(de.d.ev.Tenant, de.reason)
 			}
-			done := make([]*tracked, len(batch))
-			for i, d := range batch {
-				done[i] = d.t
+			w.done = w.done[:0]
+			for _, d := range batch {
+				w.done = append(w.done, d.pos)
 			}
-			w.acks.finish(done...)
+			w.acks.finish(w.done...)
 			return
 		}
 		switch {
@@ -639,17 +643,6 @@ func eventArgs(evs []*decoded) []any {
 		at[i], mv[i], seq[i], data[i] = ev.CreatedAt, ev.MappingVersion, int64(d.seq), d.msg.Data() //nolint:gosec // sequences fit
 	}
 	return []any{t, e, ty, pr, s, th, tu, it, rq, at, mv, seq, data}
-}
-
-// deadLetter publishes an event the projector cannot even decode to
-// deadletter.project.<tenant> with the reason and counts it.
-func (p *Projector) deadLetter(ctx context.Context, m jetstream.Msg, tenant, reason string) error {
-	if err := p.publishDeadLetter(ctx, m, tenant, reason, ""); err != nil {
-		p.log.Error("dead-lettering failed; the event will be redelivered", "reason", reason, "err", err)
-		return err
-	}
-	p.deadLettered(tenant, reason)
-	return nil
 }
 
 // publishDeadLetter puts m on deadletter.project.<tenant> with the
