@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentwire/agentwire/internal/dbtest"
 	"github.com/agentwire/agentwire/migrations"
 )
@@ -125,7 +127,6 @@ func TestLogIndexes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var plan strings.Builder
 		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
 			t.Fatal(err)
 		}
@@ -133,19 +134,13 @@ func TestLogIndexes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan.WriteString(line + "\n")
-		}
-		if err := rows.Err(); err != nil {
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		_ = tx.Rollback(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		_ = tx.Rollback(ctx)
-		if !strings.Contains(plan.String(), q.index) {
-			t.Errorf("%s\nuses no %s:\n%s", q.query, q.index, plan.String())
+		if plan := strings.Join(lines, "\n"); !strings.Contains(plan, q.index) {
+			t.Errorf("%s\nuses no %s:\n%s", q.query, q.index, plan)
 		}
 	}
 }

@@ -52,23 +52,26 @@ var attributeSpecs = [...]struct {
 	name  string
 	value func(*canonical.Event) string
 	is    func(*canonical.Event, string) bool // nil: v == value(e)
+	// required: present on every message (CloudEvents' required
+	// attributes, and time); the others a router may strip.
+	required bool
 }{
-	{"specversion", func(*canonical.Event) string { return SpecVersion }, nil},
-	{"id", func(e *canonical.Event) string { return e.EventID }, nil},
-	{"type", func(e *canonical.Event) string { return string(e.Type()) }, nil},
-	{"source", func(e *canonical.Event) string { return Source(*e) }, isSource},
-	{"subject", func(e *canonical.Event) string { return e.ThreadID }, nil},
-	{"time", func(e *canonical.Event) string { return e.CreatedAt.UTC().Format(time.RFC3339Nano) }, isTime},
-	{"datacontenttype", func(*canonical.Event) string { return DataContentType }, nil},
-	{"dataschema", func(e *canonical.Event) string { return canonical.SchemaURI(e.Type()) }, isSchema},
-	{"tenant", func(e *canonical.Event) string { return e.Tenant }, nil},
-	{"provider", func(e *canonical.Event) string { return string(e.Provider) }, nil},
-	{"sessionid", func(e *canonical.Event) string { return e.SessionID }, nil},
-	{"threadid", func(e *canonical.Event) string { return e.ThreadID }, nil},
-	{"turnid", func(e *canonical.Event) string { return e.TurnID }, nil},
-	{"itemid", func(e *canonical.Event) string { return e.ItemID }, nil},
-	{"requestid", func(e *canonical.Event) string { return e.RequestID }, nil},
-	{"mappingversion", func(e *canonical.Event) string { return e.MappingVersion }, nil},
+	{"specversion", func(*canonical.Event) string { return SpecVersion }, nil, true},
+	{"id", func(e *canonical.Event) string { return e.EventID }, nil, true},
+	{"type", func(e *canonical.Event) string { return string(e.Type()) }, nil, true},
+	{"source", func(e *canonical.Event) string { return Source(*e) }, isSource, true},
+	{"subject", func(e *canonical.Event) string { return e.ThreadID }, nil, false},
+	{"time", func(e *canonical.Event) string { return e.CreatedAt.UTC().Format(time.RFC3339Nano) }, isTime, true},
+	{"datacontenttype", func(*canonical.Event) string { return DataContentType }, nil, false},
+	{"dataschema", func(e *canonical.Event) string { return canonical.SchemaURI(e.Type()) }, isSchema, false},
+	{"tenant", func(e *canonical.Event) string { return e.Tenant }, nil, false},
+	{"provider", func(e *canonical.Event) string { return string(e.Provider) }, nil, false},
+	{"sessionid", func(e *canonical.Event) string { return e.SessionID }, nil, false},
+	{"threadid", func(e *canonical.Event) string { return e.ThreadID }, nil, false},
+	{"turnid", func(e *canonical.Event) string { return e.TurnID }, nil, false},
+	{"itemid", func(e *canonical.Event) string { return e.ItemID }, nil, false},
+	{"requestid", func(e *canonical.Event) string { return e.RequestID }, nil, false},
+	{"mappingversion", func(e *canonical.Event) string { return e.MappingVersion }, nil, false},
 }
 
 // attributes lists e's attributes and extensions in a fixed order, leaving
@@ -196,9 +199,9 @@ func checkAttributes(e canonical.Event, got func(i int) string) error {
 	if v := got(0); v != SpecVersion { // attributeSpecs[0] is specversion
 		return fmt.Errorf("decode cloudevent: specversion %q: %w", v, ErrMismatch)
 	}
-	for i, s := range attributeSpecs {
-		v := got(i)
-		required := s.name == "id" || s.name == "type" || s.name == "source" || s.name == "time"
+	for i := 1; i < len(attributeSpecs); i++ {
+		s := &attributeSpecs[i]
+		v, required := got(i), s.required
 		if s.is != nil {
 			if (v != "" || required) && !s.is(&e, v) {
 				return fmt.Errorf("decode cloudevent: %s %q, event says %q: %w", s.name, v, s.value(&e), ErrMismatch)
