@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/dbtest"
+	"github.com/agentwire/agentwire/internal/embedded"
+	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
 // TestRunPrintsEveryFigure runs the whole bench on a few frames: every
@@ -70,8 +73,9 @@ func TestProjectFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pf.EventsPerS <= 0 || pf.BaselineEventsPerS <= 0 || pf.FloorEventsPerS <= 0 || pf.FloorRatio <= 0 {
-		t.Errorf("rates %+v, want the projector's, the baseline's and the floor's positive", pf)
+	if pf.EventsPerS <= 0 || pf.BaselineEventsPerS <= 0 || pf.FloorEventsPerS <= 0 || pf.FloorRatio <= 0 ||
+		pf.DecodedFloorEventsPerS <= 0 || pf.DecodedFloorRatio <= 0 {
+		t.Errorf("rates %+v, want the projector's, the baseline's and the floors' positive", pf)
 	}
 	if pf.RatioMin <= 0 || pf.RatioMin > pf.Ratio || pf.Ratio > pf.RatioMax {
 		t.Errorf("ratios %+v, want 0 < min <= median <= max", pf)
@@ -84,14 +88,16 @@ func TestProjectFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := []string{"project_events_per_s", "project_baseline_events_per_s", "project_vs_baseline ", "project_vs_baseline_min", "project_vs_baseline_max",
-		"project_floor_events_per_s", "project_floor_vs_baseline"}
+		"project_floor_events_per_s", "project_floor_vs_baseline", "project_decoded_floor_events_per_s", "project_decoded_floor_vs_baseline"}
 	if runtime.GOOS == "linux" {
 		// The machine's CPU is read from /proc/stat: each phase kept at
 		// least one CPU busy for tens of milliseconds.
-		if pf.CPUMsPer1k <= 0 || pf.BaselineCPUMsPer1k <= 0 || pf.FloorCPUMsPer1k <= 0 {
-			t.Errorf("CPU per 1k events %v (projector), %v (baseline), %v (floor), want all positive", pf.CPUMsPer1k, pf.BaselineCPUMsPer1k, pf.FloorCPUMsPer1k)
+		if pf.CPUMsPer1k <= 0 || pf.BaselineCPUMsPer1k <= 0 || pf.FloorCPUMsPer1k <= 0 || pf.DecodedFloorCPUMsPer1k <= 0 {
+			t.Errorf("CPU per 1k events %v (projector), %v (baseline), %v (floor), %v (decoded floor), want all positive",
+				pf.CPUMsPer1k, pf.BaselineCPUMsPer1k, pf.FloorCPUMsPer1k, pf.DecodedFloorCPUMsPer1k)
 		}
-		names = append(names, "project_cpu_ms_per_1k_events", "project_baseline_cpu_ms_per_1k_events", "project_floor_cpu_ms_per_1k_events")
+		names = append(names, "project_cpu_ms_per_1k_events", "project_baseline_cpu_ms_per_1k_events", "project_floor_cpu_ms_per_1k_events",
+			"project_decoded_floor_cpu_ms_per_1k_events")
 	}
 	for _, name := range names {
 		if !strings.Contains(out.String(), name) {
@@ -105,5 +111,59 @@ func TestProjectFigures(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "cpu") {
 		t.Errorf("unmeasured CPU figures printed:\n%s", out.String())
+	}
+}
+
+// TestDecodedFloorDecodes runs both floors on a real stream and database
+// with no events decoded beforehand (zero values): the plain floor copies
+// those and Postgres refuses them, the decoded floor copies what it
+// decoded from each message, every row the stream's.
+func TestDecodedFloorDecodes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sets, err := load("../../testdata/recordings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := embedded.Start(ctx, embedded.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	nc, layout, err := bus.Open(ctx, srv.ClientURL(), "bench-test", bus.Config{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	n, err := publishBenchEvents(ctx, layout.JS, sets, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, drop, err := scratchSchema(ctx, dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drop()
+	if _, err := pool.Exec(ctx, `CREATE TABLE bench_floor (tenant_id text NOT NULL, event_id uuid NOT NULL, type text, provider text,
+		session_id uuid, thread_id uuid, turn_id uuid, item_id uuid, request_id uuid, created_at timestamptz, mapping_version text,
+		runtime_seq bigint, data jsonb)`); err != nil {
+		t.Fatal(err)
+	}
+	undecoded := make([]canonical.Event, n)
+	if _, err := floorRound(ctx, pool, layout, "plain", undecoded, false); err == nil {
+		t.Fatal("the plain floor copied events without a tenant or an id")
+	}
+	if _, err := floorRound(ctx, pool, layout, "decoded", undecoded, true); err != nil {
+		t.Fatal(err)
+	}
+	var rows, seqs, matching int
+	err = pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT runtime_seq),
+		count(*) FILTER (WHERE data->>'eventId' = event_id::text AND data->>'tenant' = tenant_id AND data->>'type' = type)
+		FROM bench_floor`).Scan(&rows, &seqs, &matching)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows != n || seqs != n || matching != n {
+		t.Errorf("%d rows, %d sequences, %d rows matching their document; want all %d", rows, seqs, matching, n)
 	}
 }

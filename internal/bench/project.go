@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentwire/agentwire/internal/bus"
@@ -69,6 +70,13 @@ type ProjectFigures struct {
 	CPUMsPer1k, BaselineCPUMsPer1k float64
 	// FloorCPUMsPer1k is the floor's machine CPU per thousand events.
 	FloorCPUMsPer1k float64
+	// DecodedFloorEventsPerS, DecodedFloorRatio and DecodedFloorCPUMsPer1k
+	// are the same figures of the floor with every event decoded inside
+	// the clock, as the projector decodes them, one at a time while the
+	// previous batch is copied. No projector can do without decoding what
+	// it projects: what this floor costs per event, the projection must
+	// fit into what the machine's cores leave beside it.
+	DecodedFloorEventsPerS, DecodedFloorRatio, DecodedFloorCPUMsPer1k float64
 }
 
 // ProjectRounds is how many times the projector and its baseline are
@@ -91,9 +99,12 @@ func (pf ProjectFigures) print(w io.Writer) error {
 		{"project_vs_baseline_max", "ratio", pf.RatioMax},
 		{"project_floor_events_per_s", "events/s", pf.FloorEventsPerS},
 		{"project_floor_vs_baseline", "ratio", pf.FloorRatio},
+		{"project_decoded_floor_events_per_s", "events/s", pf.DecodedFloorEventsPerS},
+		{"project_decoded_floor_vs_baseline", "ratio", pf.DecodedFloorRatio},
 		{"project_cpu_ms_per_1k_events", "ms", pf.CPUMsPer1k},
 		{"project_baseline_cpu_ms_per_1k_events", "ms", pf.BaselineCPUMsPer1k},
 		{"project_floor_cpu_ms_per_1k_events", "ms", pf.FloorCPUMsPer1k},
+		{"project_decoded_floor_cpu_ms_per_1k_events", "ms", pf.DecodedFloorCPUMsPer1k},
 	} {
 		if f.unit == "ms" && f.v == 0 {
 			continue // not measured here
@@ -141,7 +152,7 @@ func Project(ctx context.Context, databaseURL, recordings string, n int, log *sl
 		return out, err
 	}
 
-	var rates, baselines, ratios, floors, floorRatios, cpu, baselineCPU, floorCPU []float64
+	var rates, baselines, ratios, floors, floorRatios, cpu, baselineCPU, floorCPU, decoded, decodedRatios, decodedCPU []float64
 	for r := range ProjectRounds {
 		f, err := projectRound(ctx, databaseURL, layout, bus.ProjectConsumer+"-bench-"+strconv.Itoa(r), n, log)
 		if err != nil {
@@ -150,17 +161,22 @@ func Project(ctx context.Context, databaseURL, recordings string, n int, log *sl
 		rates, baselines, ratios = append(rates, f.rate), append(baselines, f.baseline), append(ratios, f.rate/f.baseline)
 		floors, floorRatios = append(floors, f.floor), append(floorRatios, f.floor/f.baseline)
 		cpu, baselineCPU, floorCPU = append(cpu, f.cpu), append(baselineCPU, f.baselineCPU), append(floorCPU, f.floorCPU)
+		decoded, decodedRatios, decodedCPU = append(decoded, f.decoded), append(decodedRatios, f.decoded/f.baseline), append(decodedCPU, f.decodedCPU)
 	}
 	slices.Sort(ratios)
 	return ProjectFigures{EventsPerS: median(rates), BaselineEventsPerS: median(baselines), Ratio: median(ratios),
 		RatioMin: ratios[0], RatioMax: ratios[len(ratios)-1], FloorEventsPerS: median(floors), FloorRatio: median(floorRatios),
-		CPUMsPer1k: median(cpu), BaselineCPUMsPer1k: median(baselineCPU), FloorCPUMsPer1k: median(floorCPU)}, nil
+		CPUMsPer1k: median(cpu), BaselineCPUMsPer1k: median(baselineCPU), FloorCPUMsPer1k: median(floorCPU),
+		DecodedFloorEventsPerS: median(decoded), DecodedFloorRatio: median(decodedRatios), DecodedFloorCPUMsPer1k: median(decodedCPU)}, nil
 }
 
 // roundFigures are one round's rates (events/s) of the projector, its
-// baseline and its floor, and the machine CPU (ms per thousand events) of
-// the first two.
-type roundFigures struct{ rate, baseline, floor, cpu, baselineCPU, floorCPU float64 }
+// baseline and its two floors, and the machine CPU (ms per thousand
+// events) of each.
+type roundFigures struct {
+	rate, baseline, floor, decoded         float64
+	cpu, baselineCPU, floorCPU, decodedCPU float64
+}
 
 func median(xs []float64) float64 {
 	slices.Sort(xs)
@@ -169,7 +185,7 @@ func median(xs []float64) float64 {
 
 // projectRound measures, in a scratch schema of its own, the projector
 // reading the whole preloaded RUNTIME stream through a new consumer, then
-// the baseline copying rows into a bare table, then the floor. Each is
+// the baseline copying rows into a bare table, then the two floors. Each is
 // measured warm, in steady state: it first does the same work once,
 // unmeasured, on the same pool, and what that wrote is truncated. A
 // projector is a service that runs for days on long-lived connections;
@@ -236,17 +252,26 @@ CREATE TABLE bench_floor (LIKE events INCLUDING COMPRESSION)`); err != nil {
 		return f, err
 	}
 
-	err = warmThenMeasure(func(pass string) error {
-		cpu := startCPU()
-		elapsed, err := floorRound(ctx, pool, layout, consumer+"-floor"+pass, events)
+	for _, floor := range []struct {
+		name      string
+		decode    bool
+		rate, cpu *float64
+	}{
+		{"floor", false, &f.floor, &f.floorCPU},
+		{"decoded floor", true, &f.decoded, &f.decodedCPU},
+	} {
+		err = warmThenMeasure(func(pass string) error {
+			cpu := startCPU()
+			elapsed, err := floorRound(ctx, pool, layout, consumer+"-"+strings.ReplaceAll(floor.name, " ", "-")+pass, events, floor.decode)
+			if err != nil {
+				return fmt.Errorf("%s: %w", floor.name, err)
+			}
+			*floor.rate, *floor.cpu = float64(len(events))/elapsed.Seconds(), cpu.msPer1k(len(events))
+			return nil
+		}, func() error { return truncate(ctx, pool, "bench_floor") })
 		if err != nil {
-			return fmt.Errorf("floor: %w", err)
+			return f, err
 		}
-		f.floor, f.floorCPU = float64(len(events))/elapsed.Seconds(), cpu.msPer1k(len(events))
-		return nil
-	}, func() error { return truncate(ctx, pool, "bench_floor") })
-	if err != nil {
-		return f, err
 	}
 	return f, nil
 }
@@ -295,10 +320,11 @@ func truncate(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
 // configured as the projector's, as the projector does (a batch is what
 // has arrived, up to its batch size), and copies each batch's log rows
 // into a bare table, a transaction per batch, acking its messages after
-// the commit. A reader fills the next batch while one is copied. The rows
-// are built from events, the stream's events in order, decoded before the
-// clock: nothing is decoded or projected.
-func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, consumer string, events []canonical.Event) (time.Duration, error) {
+// the commit. A reader fills the next batch while one is copied. Nothing
+// is projected. The rows are built from events, the stream's events in
+// order, decoded before the clock; with decode, from each message, decoded
+// by the reader as it arrives.
+func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, consumer string, events []canonical.Event, decode bool) (time.Duration, error) {
 	pc := project.Config{}.WithDefaults()
 	start := time.Now()
 	cons, err := layout.JS.CreateOrUpdateConsumer(ctx, bus.RuntimeStream, layout.ProjectConsumerConfig(consumer, pc.InFlight()))
@@ -311,22 +337,32 @@ func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, con
 		return 0, err
 	}
 	defer it.Stop()
-	in := make(chan jetstream.Msg, pc.BatchSize)
+	in := make(chan floorMsg, pc.BatchSize)
 	read := make(chan error, 1)
+	copying, stopReading := context.WithCancel(ctx)
+	defer stopReading()
 	go func() {
 		defer close(in)
 		for range events {
 			m, err := it.Next()
-			if err != nil {
-				read <- err
-				return
+			if err == nil {
+				var f floorMsg
+				if f, err = readFloorMsg(m, events, decode); err == nil {
+					select {
+					case in <- f:
+						continue
+					case <-copying.Done():
+						return
+					}
+				}
 			}
-			in <- m
+			read <- err
+			return
 		}
 	}()
 	copied := 0
 	for m := range in {
-		batch := []jetstream.Msg{m}
+		batch := []floorMsg{m}
 	fill:
 		for len(batch) < pc.BatchSize {
 			select {
@@ -339,11 +375,11 @@ func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, con
 				break fill
 			}
 		}
-		if err := copyBatch(ctx, pool, batch, events); err != nil {
+		if err := copyBatch(ctx, pool, batch); err != nil {
 			return 0, err
 		}
 		// Cumulative, as the projector's: batches are copied in order.
-		if err := batch[len(batch)-1].Ack(); err != nil {
+		if err := batch[len(batch)-1].msg.Ack(); err != nil {
 			return 0, err
 		}
 		copied += len(batch)
@@ -357,26 +393,47 @@ func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, con
 	return time.Since(start), nil
 }
 
+// floorMsg is a RUNTIME message the floor copies, with its event and
+// stream sequence.
+type floorMsg struct {
+	msg jetstream.Msg
+	ev  *canonical.Event
+	seq uint64
+}
+
+// readFloorMsg reads m's stream sequence and takes its event from events,
+// or with decode, decodes it from m.
+func readFloorMsg(m jetstream.Msg, events []canonical.Event, decode bool) (floorMsg, error) {
+	md, err := m.Metadata()
+	if err != nil {
+		return floorMsg{}, err
+	}
+	f := floorMsg{msg: m, seq: md.Sequence.Stream}
+	if f.seq == 0 || f.seq > uint64(len(events)) {
+		return f, fmt.Errorf("stream sequence %d: not one of the %d events published", f.seq, len(events))
+	}
+	if !decode {
+		f.ev = &events[f.seq-1]
+		return f, nil
+	}
+	ev, err := wire.FromNATSEnvelope(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+	if err != nil {
+		return f, fmt.Errorf("decode event %d: %w", f.seq, err)
+	}
+	f.ev = &ev
+	return f, nil
+}
+
 // copyBatch copies the log rows of a batch of RUNTIME messages into
 // bench_floor in a transaction of its own.
-func copyBatch(ctx context.Context, pool *pgxpool.Pool, batch []jetstream.Msg, events []canonical.Event) error {
-	seqs := make([]uint64, len(batch))
-	for i, m := range batch {
-		md, err := m.Metadata()
-		if err != nil {
-			return err
-		}
-		if seqs[i] = md.Sequence.Stream; seqs[i] == 0 || seqs[i] > uint64(len(events)) {
-			return fmt.Errorf("stream sequence %d: not one of the %d events published", seqs[i], len(events))
-		}
-	}
+func copyBatch(ctx context.Context, pool *pgxpool.Pool, batch []floorMsg) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	rows := project.EventSource(len(batch), func(i int) (*canonical.Event, uint64, []byte) {
-		return &events[seqs[i]-1], seqs[i], batch[i].Data()
+		return batch[i].ev, batch[i].seq, batch[i].msg.Data()
 	})
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"bench_floor"}, project.EventColumns, rows); err != nil {
 		return err

@@ -30,7 +30,8 @@ normalize_baseline_frames_per_s (JetStream consume → publish of as many messag
 the normalizer publishes for each frame, with no mapping), e2e_frames_per_s, e2e_p50_ms and
 e2e_p99_ms (ingest to a subscriber), project_* with DATABASE_URL (the projector's events/s beside a
 CopyFrom of the same events, their ratio, the floor: consuming RUNTIME and copying the same rows
-with nothing decoded or projected, and on Linux the machine CPU per thousand events), and rss_peak_mb of the process
+with nothing decoded or projected, the decoded floor: the same with every event decoded, and on
+Linux the machine CPU per thousand events), and rss_peak_mb of the process
 (the largest of each stage's peak, printed too) under the soft memory limit agentwire up has.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
