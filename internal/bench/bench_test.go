@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/dbtest"
-	"github.com/agentwire/agentwire/internal/embedded"
+	"github.com/agentwire/agentwire/migrations"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -125,28 +124,20 @@ func TestDecodedFloorDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := embedded.Start(ctx, embedded.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()}, slog.New(slog.DiscardHandler))
+	layout, n, stop, err := benchStream(ctx, sets, 300, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Shutdown()
-	nc, layout, err := bus.Open(ctx, srv.ClientURL(), "bench-test", bus.Config{}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	n, err := publishBenchEvents(ctx, layout.JS, sets, 300)
-	if err != nil {
-		t.Fatal(err)
-	}
+	defer stop()
 	pool, drop, err := scratchSchema(ctx, dbtest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer drop()
-	if _, err := pool.Exec(ctx, `CREATE TABLE bench_floor (tenant_id text NOT NULL, event_id uuid NOT NULL, type text, provider text,
-		session_id uuid, thread_id uuid, turn_id uuid, item_id uuid, request_id uuid, created_at timestamptz, mapping_version text,
-		runtime_seq bigint, data jsonb)`); err != nil {
+	if _, err := migrations.UpPool(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := createBenchTables(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	undecoded := make([]canonical.Event, n)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentwire/agentwire/internal/bus"
@@ -131,43 +131,80 @@ func Project(ctx context.Context, databaseURL, recordings string, n int, log *sl
 	if err != nil {
 		return out, err
 	}
-	dir, err := os.MkdirTemp("", "agentwire-bench-project-")
-	if err != nil {
-		return out, err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	srv, err := embedded.Start(ctx, embedded.Config{Listen: "127.0.0.1:0", DataDir: dir}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return out, err
-	}
-	defer srv.Shutdown()
-	nc, layout, err := bus.Open(ctx, srv.ClientURL(), "agentwire-bench-project", bus.Config{}, log)
-	if err != nil {
-		return out, err
-	}
-	defer nc.Close()
 	// The projector is measured without the bench's data in its heap
 	// (streamDocs).
-	if n, err = publishBenchEvents(ctx, layout.JS, sets, n); err != nil {
+	layout, n, stop, err := benchStream(ctx, sets, n, log)
+	if err != nil {
 		return out, err
 	}
+	defer stop()
 
-	var rates, baselines, ratios, floors, floorRatios, cpu, baselineCPU, floorCPU, decoded, decodedRatios, decodedCPU []float64
-	for r := range ProjectRounds {
-		f, err := projectRound(ctx, databaseURL, layout, bus.ProjectConsumer+"-bench-"+strconv.Itoa(r), n, log)
-		if err != nil {
+	rounds := make([]roundFigures, ProjectRounds)
+	for r := range rounds {
+		if rounds[r], err = projectRound(ctx, databaseURL, layout, bus.ProjectConsumer+"-bench-"+strconv.Itoa(r), n, log); err != nil {
 			return out, err
 		}
-		rates, baselines, ratios = append(rates, f.rate), append(baselines, f.baseline), append(ratios, f.rate/f.baseline)
-		floors, floorRatios = append(floors, f.floor), append(floorRatios, f.floor/f.baseline)
-		cpu, baselineCPU, floorCPU = append(cpu, f.cpu), append(baselineCPU, f.baselineCPU), append(floorCPU, f.floorCPU)
-		decoded, decodedRatios, decodedCPU = append(decoded, f.decoded), append(decodedRatios, f.decoded/f.baseline), append(decodedCPU, f.decodedCPU)
 	}
-	slices.Sort(ratios)
-	return ProjectFigures{EventsPerS: median(rates), BaselineEventsPerS: median(baselines), Ratio: median(ratios),
-		RatioMin: ratios[0], RatioMax: ratios[len(ratios)-1], FloorEventsPerS: median(floors), FloorRatio: median(floorRatios),
-		CPUMsPer1k: median(cpu), BaselineCPUMsPer1k: median(baselineCPU), FloorCPUMsPer1k: median(floorCPU),
-		DecodedFloorEventsPerS: median(decoded), DecodedFloorRatio: median(decodedRatios), DecodedFloorCPUMsPer1k: median(decodedCPU)}, nil
+	med := func(figure func(roundFigures) float64) float64 {
+		xs := make([]float64, len(rounds))
+		for i, f := range rounds {
+			xs[i] = figure(f)
+		}
+		return median(xs)
+	}
+	ratio := func(f roundFigures) float64 { return f.rate / f.baseline }
+	byRatio := func(a, b roundFigures) int { return cmp.Compare(ratio(a), ratio(b)) }
+	return ProjectFigures{
+		EventsPerS:             med(func(f roundFigures) float64 { return f.rate }),
+		BaselineEventsPerS:     med(func(f roundFigures) float64 { return f.baseline }),
+		Ratio:                  med(ratio),
+		RatioMin:               ratio(slices.MinFunc(rounds, byRatio)),
+		RatioMax:               ratio(slices.MaxFunc(rounds, byRatio)),
+		FloorEventsPerS:        med(func(f roundFigures) float64 { return f.floor }),
+		FloorRatio:             med(func(f roundFigures) float64 { return f.floor / f.baseline }),
+		CPUMsPer1k:             med(func(f roundFigures) float64 { return f.cpu }),
+		BaselineCPUMsPer1k:     med(func(f roundFigures) float64 { return f.baselineCPU }),
+		FloorCPUMsPer1k:        med(func(f roundFigures) float64 { return f.floorCPU }),
+		DecodedFloorEventsPerS: med(func(f roundFigures) float64 { return f.decoded }),
+		DecodedFloorRatio:      med(func(f roundFigures) float64 { return f.decoded / f.baseline }),
+		DecodedFloorCPUMsPer1k: med(func(f roundFigures) float64 { return f.decodedCPU }),
+	}, nil
+}
+
+// benchStream starts an embedded NATS server in a directory of its own and
+// publishes up to n events mapped from the sets to its RUNTIME stream
+// (publishBenchEvents). stop shuts it down and removes the directory.
+func benchStream(ctx context.Context, sets []corpus, n int, log *slog.Logger) (layout *bus.Layout, published int, stop func(), err error) {
+	var undo []func()
+	cleanup := func() {
+		for _, f := range slices.Backward(undo) {
+			f()
+		}
+	}
+	defer func() {
+		if err != nil {
+			cleanup()
+		}
+	}()
+	dir, err := os.MkdirTemp("", "agentwire-bench-project-")
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	undo = append(undo, func() { _ = os.RemoveAll(dir) })
+	srv, err := embedded.Start(ctx, embedded.Config{Listen: "127.0.0.1:0", DataDir: dir}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	undo = append(undo, srv.Shutdown)
+	nc, layout, err := bus.Open(ctx, srv.ClientURL(), "agentwire-bench-project", bus.Config{}, log)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	undo = append(undo, nc.Close)
+	if published, err = publishBenchEvents(ctx, layout.JS, sets, n); err != nil {
+		return nil, 0, nil, err
+	}
+	return layout, published, cleanup, nil
 }
 
 // roundFigures are one round's rates (events/s) of the projector, its
@@ -218,11 +255,8 @@ func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, c
 		return f, err
 	}
 
-	// The baseline: the same events' log columns, copied into a bare table:
-	// the log's column types and compression (lz4, not the server's
-	// default: what the log does for its own speed, the baseline gets
-	// too), without its keys and indexes.
-	// The events decoded before the clock; their rows are made as the
+	// The baseline: the same events' log columns, copied into a bare table
+	// (createBenchTables). The events decoded before the clock; their rows are made as the
 	// projector's COPY makes them (EventSource), so the baseline differs by
 	// nothing but what the projector does besides.
 	docs, err := streamDocs(ctx, layout.JS, n)
@@ -235,8 +269,7 @@ func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, c
 			return f, err
 		}
 	}
-	if _, err := pool.Exec(ctx, `CREATE TABLE bench_events (LIKE events INCLUDING COMPRESSION);
-CREATE TABLE bench_floor (LIKE events INCLUDING COMPRESSION)`); err != nil {
+	if err := createBenchTables(ctx, pool); err != nil {
 		return f, err
 	}
 	err = warmThenMeasure(func(string) error {
@@ -309,6 +342,17 @@ func warmThenMeasure(phase func(pass string) error, reset func() error) error {
 		return fmt.Errorf("reset after warming up: %w", err)
 	}
 	return phase("")
+}
+
+// createBenchTables creates the bare tables the baseline (bench_events)
+// and the floors (bench_floor) copy into, in a migrated schema: the event
+// log's column types and compression (lz4, not the server's default: what
+// the log does for its own speed, they get too), without its keys and
+// indexes.
+func createBenchTables(ctx context.Context, pool *pgxpool.Pool) error {
+	_, err := pool.Exec(ctx, `CREATE TABLE bench_events (LIKE events INCLUDING COMPRESSION);
+CREATE TABLE bench_floor (LIKE events INCLUDING COMPRESSION)`)
+	return err
 }
 
 func truncate(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
@@ -416,7 +460,7 @@ func readFloorMsg(m jetstream.Msg, events []canonical.Event, decode bool) (floor
 		f.ev = &events[f.seq-1]
 		return f, nil
 	}
-	ev, err := wire.FromNATSEnvelope(&nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()})
+	ev, err := project.DecodeEvent(m.Subject(), m.Headers(), m.Data())
 	if err != nil {
 		return f, fmt.Errorf("decode event %d: %w", f.seq, err)
 	}

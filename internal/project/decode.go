@@ -9,12 +9,13 @@ import (
 	"github.com/agentwire/agentwire/pkg/canonical/wire"
 )
 
-// decodeEvent decodes a RUNTIME message into the event the projector folds:
+// DecodeEvent decodes a RUNTIME message into the event the projector folds:
 // the envelope and the typed payload, validated, without raw. The event
 // log keeps the document as it came (Postgres checks that it is JSON when
 // it stores it as jsonb) and no projection reads the provider's frame;
-// decoding raw was most of what decoding an event cost.
-func decodeEvent(subject string, h nats.Header, data []byte) (canonical.Event, error) {
+// decoding raw was most of what decoding an event cost. The bench's decoded
+// floor decodes with it, to pay what the projector pays.
+func DecodeEvent(subject string, h nats.Header, data []byte) (canonical.Event, error) {
 	e, err := wire.FromNATSEnvelope(&nats.Msg{Subject: subject, Header: h, Data: data})
 	if err != nil {
 		return e, err

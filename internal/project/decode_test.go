@@ -59,7 +59,7 @@ func TestDecodeEvent(t *testing.T) {
 		want, err := wire.FromNATS(m)
 		require.NoError(t, err)
 		want.Raw = nil
-		got, err := decodeEvent(m.Subject, m.Header, m.Data)
+		got, err := DecodeEvent(m.Subject, m.Header, m.Data)
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 	}
@@ -86,7 +86,7 @@ func TestDecodeEventRejects(t *testing.T) {
 			h[k] = append([]string(nil), v...)
 		}
 		data := mutate(h, string(m.Data))
-		_, err := decodeEvent(m.Subject, h, []byte(data))
+		_, err := DecodeEvent(m.Subject, h, []byte(data))
 		require.Error(t, err, name)
 	}
 }
@@ -104,7 +104,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("projector", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			m := msgs[i%len(msgs)]
-			if _, err := decodeEvent(m.Subject, m.Header, m.Data); err != nil {
+			if _, err := DecodeEvent(m.Subject, m.Header, m.Data); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -126,7 +126,7 @@ func BenchmarkBatchCPU(b *testing.B) {
 		w := newWrites()
 		for j := range size {
 			m := msgs[(i*size+j)%len(msgs)]
-			ev, err := decodeEvent(m.Subject, m.Header, m.Data)
+			ev, err := DecodeEvent(m.Subject, m.Header, m.Data)
 			if err != nil {
 				b.Fatal(err)
 			}

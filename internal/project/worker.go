@@ -133,7 +133,7 @@ func (w *worker) decode() {
 			w.deadLetter(d, "", "no JetStream metadata: "+d.err.Error())
 			continue
 		}
-		ev, err := decodeEvent(m.Subject(), m.Headers(), m.Data())
+		ev, err := DecodeEvent(m.Subject(), m.Headers(), m.Data())
 		if err != nil {
 			w.deadLetter(d, m.Headers().Get("ce-tenant"), "undecodable event: "+err.Error())
 			continue
