@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentwire/agentwire/internal/dbtest"
 	"github.com/agentwire/agentwire/migrations"
@@ -64,10 +65,7 @@ func TestUp(t *testing.T) {
 func TestTenantScoped(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, _ := dbtest.Schema(t)
-	if _, err := migrations.UpPool(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migrated(t)
 	rows, err := pool.Query(ctx, `SELECT c.relname::text, c.relrowsecurity,
 			EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped),
 			coalesce((SELECT string_agg(p.policyname || ': ' || p.qual, '; ') FROM pg_policies p
@@ -115,10 +113,7 @@ func TestTenantScoped(t *testing.T) {
 func TestLogIndexes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, _ := dbtest.Schema(t)
-	if _, err := migrations.UpPool(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pool := migrated(t)
 	for _, q := range []struct{ query, index string }{
 		{`SELECT * FROM events WHERE tenant_id = 'acme' AND session_id = '00000000-0000-0000-0000-000000000001' ORDER BY runtime_seq`, "events_session_idx"},
 		{`SELECT * FROM events WHERE created_at >= '2026-01-01' AND created_at < '2026-01-02'`, "events_created_brin"},
@@ -143,4 +138,14 @@ func TestLogIndexes(t *testing.T) {
 			t.Errorf("%s\nuses no %s:\n%s", q.query, q.index, plan)
 		}
 	}
+}
+
+// migrated is a pool on a new schema with every migration applied.
+func migrated(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool, _ := dbtest.Schema(t)
+	if _, err := migrations.UpPool(t.Context(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
 }

@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -27,28 +28,43 @@ func runtimeWith(t *testing.T, n int) (jetstream.JetStream, *bus.Layout) {
 	return js, layout
 }
 
+// oldConsumer makes the projector's consumer "project" as an earlier
+// version did (the current configuration, changed by earlier), has it
+// fetch the first n events, and acks those at the stream sequences acked.
+func oldConsumer(t *testing.T, layout *bus.Layout, earlier func(*jetstream.ConsumerConfig), n int, acked ...uint64) {
+	t.Helper()
+	ctx := t.Context()
+	cfg := layout.ProjectConsumerConfig("project", 0)
+	earlier(&cfg)
+	c, err := layout.JS.CreateConsumer(ctx, bus.RuntimeStream, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := c.FetchNoWait(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		md, err := m.Metadata()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(acked, md.Sequence.Stream) {
+			if err := m.DoubleAck(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // TestEnsureProjectConsumerDropsTheFilter: a projector consumer created by
 // an earlier version, filtered on runtime.>, loses its filter when the
 // projector starts, and keeps its place in the stream.
 func TestEnsureProjectConsumerDropsTheFilter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	js, layout := runtimeWith(t, 3)
-	old := layout.ProjectConsumerConfig("project", 0)
-	old.FilterSubject = "runtime.>"
-	c, err := js.CreateConsumer(ctx, bus.RuntimeStream, old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch, err := c.FetchNoWait(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for m := range batch.Messages() {
-		if err := m.DoubleAck(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, layout := runtimeWith(t, 3)
+	oldConsumer(t, layout, func(c *jetstream.ConsumerConfig) { c.FilterSubject = "runtime.>" }, 2, 1, 2)
 
 	c, remade, err := layout.EnsureProjectConsumer(ctx, "project", 0)
 	if err != nil || remade != 0 {
@@ -78,27 +94,7 @@ func TestEnsureProjectConsumerCumulativeAcks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	js, layout := runtimeWith(t, 6)
-	old := layout.ProjectConsumerConfig("project", 0)
-	old.AckPolicy = jetstream.AckExplicitPolicy
-	c, err := js.CreateConsumer(ctx, bus.RuntimeStream, old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch, err := c.FetchNoWait(5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for m := range batch.Messages() {
-		md, err := m.Metadata()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := md.Sequence.Stream; s == 1 || s == 2 || s == 4 {
-			if err := m.DoubleAck(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	oldConsumer(t, layout, func(c *jetstream.ConsumerConfig) { c.AckPolicy = jetstream.AckExplicitPolicy }, 5, 1, 2, 4)
 
 	for run := range 2 {
 		c, remade, err := layout.EnsureProjectConsumer(ctx, "project", 0)
@@ -116,7 +112,7 @@ func TestEnsureProjectConsumerCumulativeAcks(t *testing.T) {
 			t.Fatalf("run %d: ack policy %v, %d pending; want cumulative acks and 4 (3 to 6)", run, info.Config.AckPolicy, info.NumPending)
 		}
 	}
-	c, err = js.Consumer(ctx, bus.RuntimeStream, "project")
+	c, err := js.Consumer(ctx, bus.RuntimeStream, "project")
 	if err != nil {
 		t.Fatal(err)
 	}
