@@ -48,9 +48,11 @@
 // one patch per touched row, and the patches written with one set-based
 // upsert per table (rows travel as one array per column), followed by the
 // checkpoints, all in one round trip. Content deltas of an item are
-// concatenated per batch and appended to the row in one statement; item
-// lifecycle content, above all item.completed's, is authoritative and
-// replaces what deltas built. A batch is applied as if all its events were
+// concatenated per batch; while the item is open they are stored as one
+// part of its text (item_text_parts), and the batch that completes it
+// folds its parts into the row once, so a text streamed one delta per
+// batch is not rewritten per delta. Item lifecycle content, above all
+// item.completed's, is authoritative and replaces what deltas built. A batch is applied as if all its events were
 // new, without reading the checkpoints first; an event applied already
 // (redelivered after a crash, or published twice) makes the log refuse
 // the COPY or the checkpoint check fail in the same round trip, and the

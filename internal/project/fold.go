@@ -80,10 +80,14 @@ type itemPatch struct {
 	durationMs                *int64
 	files                     []string
 	parent                    *string
-	text                      [numStreams]*strings.Builder
-	replace                   int32 // bit i: text[i] replaces the column instead of extending it
-	startedAt, completedAt    *time.Time
-	updatedAt                 time.Time
+	// content is the last lifecycle content of a stream, which replaces
+	// its column; text its deltas since (all of them, if none). An item
+	// that stays open keeps the deltas as a part of its text, whether they
+	// followed content in the same batch or not (sql.go).
+	content                [numStreams]*string
+	text                   [numStreams]*strings.Builder
+	startedAt, completedAt *time.Time
+	updatedAt              time.Time
 }
 
 type requestPatch struct {
@@ -333,10 +337,7 @@ func (it *itemPatch) lifecycle(p *canonical.ItemLifecycle) {
 	}
 	for k, v := range p.Content {
 		i := streamIndex(k)
-		b := &strings.Builder{}
-		b.WriteString(v)
-		it.text[i] = b
-		it.replace |= 1 << i
+		it.content[i], it.text[i] = &v, nil
 	}
 }
 

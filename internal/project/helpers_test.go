@@ -253,14 +253,19 @@ func (e *env) dump() string {
 	e.t.Helper()
 	var b strings.Builder
 	for _, table := range projectionTables {
-		row := "to_jsonb(x)"
-		if table == "sessions" {
+		row, from := "to_jsonb(x)", table
+		switch table {
+		case "sessions":
 			// Configurations are long (model and command lists): a digest.
 			row = "to_jsonb(x) || jsonb_build_object('config', md5(x.config::text))"
+		case "item_text_parts":
+			// Where a text was cut into parts depends on the batches; its
+			// order (seq) counts every part ever inserted, rolled back too.
+			from = "(SELECT tenant_id, item_id, session_id, stream, string_agg(text, '' ORDER BY seq) AS text FROM item_text_parts GROUP BY 1, 2, 3, 4)"
 		}
 		var rows string
 		err := e.pool.QueryRow(context.Background(), fmt.Sprintf(
-			`SELECT coalesce(string_agg(j, E'\n' ORDER BY j), '') FROM (SELECT (%s)::text AS j FROM %s x) s`, row, table)).Scan(&rows)
+			`SELECT coalesce(string_agg(j, E'\n' ORDER BY j), '') FROM (SELECT (%s)::text AS j FROM %s x) s`, row, from)).Scan(&rows)
 		require.NoError(e.t, err)
 		fmt.Fprintf(&b, "== %s\n%s\n", table, rows)
 	}

@@ -15,7 +15,7 @@ import (
 // projections and the checkpoints. A rebuild empties exactly these.
 var Tables = []string{
 	"events", "sessions", "threads", "turns", "items", "requests", "tasks", "hooks",
-	"rate_limit_observations", "usage_ledger", "unmapped_kinds", "projector_checkpoints",
+	"item_text_parts", "rate_limit_observations", "usage_ledger", "unmapped_kinds", "projector_checkpoints",
 }
 
 // KeptTables are the tables of the schema that a rebuild leaves alone:

@@ -310,10 +310,13 @@ var textColumns = [numStreams]string{
 }
 
 // Item texts: a text that replaces its column (lifecycle content) is
-// written by the upsert; one that extends it (the batch's deltas,
-// concatenated) by appendItemText right after, which can read the row the
-// upsert left (ON CONFLICT sees only the inserted row, not whether its
-// text was meant to replace or extend).
+// written by the upsert. A batch's deltas of an item (concatenated) are
+// stored as a part of its text (insertItemTextParts) until the batch that
+// completes the item folds the session's parts into the column at once
+// (flushItemText): Postgres rewrites a whole value to change it, so
+// appending each batch's deltas to the column rewrote the text once per
+// batch, quadratic when a live stream brings one delta per batch
+// (migrations/013_item_text_parts.up.sql).
 var itemCols, itemSets = shared("i", func() []column {
 	cols := []column{
 		keyCol("tenant_id", "text", ""),
@@ -349,16 +352,21 @@ var itemCols, itemSets = shared("i", func() []column {
 
 var upsertItems = upsertSQL("items", "i", "(tenant_id, item_id)", itemCols, itemSets)
 
-// appendItemText extends the item texts with a batch's deltas, on the rows
-// the upsert just wrote. The owner's first text for a column replaces what
+// flushItemText folds a session's text parts of the items it completes in
+// this batch, followed by the batch's own deltas, into the item texts, on
+// the rows the upsert just wrote, and deletes them; of an item whose
+// column the batch's lifecycle content replaced (the drop bits, by
+// stream), it deletes the session's parts of that column, which the
+// content supersedes. The owner's first text for a column replaces what
 // another session filled in, its next ones extend it. Another session's
-// deltas fill a column the owner never provided, extending that fill, and
-// are left out of one it did (see shared): the row is the same whichever
+// text fills a column the owner never provided, extending that fill, and
+// is left out of one it did (see shared): the row is the same whichever
 // session was applied first, since a session applied first owned the row
-// and built the same text.
-var appendItemText = func() string {
-	var sets, params, names []string
-	var bits []string
+// and built the same text. The parameters are tenant, item, session,
+// flush (1 for an item completed in the batch), drop, then the batch's
+// deltas per stream.
+var flushItemText = func() string {
+	var sets, params, names, parts, texts, given, bits []string
 	for i, c := range textColumns {
 		v := "x.c" + strconv.Itoa(i)
 		bit := columnBit(itemCols, c)
@@ -367,14 +375,31 @@ var appendItemText = func() string {
 			"WHEN (i.session_columns & %[3]d) <> 0 THEN coalesce(i.%[1]s, '') || %[2]s ELSE %[2]s END",
 			c, v, bit))
 		bits = append(bits, fmt.Sprintf("CASE WHEN %s IS NULL OR i.session_id <> x.s::uuid THEN 0 ELSE %d END", v, bit))
-		params = append(params, "$"+strconv.Itoa(i+4)+"::text[]")
+		params = append(params, "$"+strconv.Itoa(i+6)+"::text[]")
 		names = append(names, "c"+strconv.Itoa(i))
+		parts = append(parts, fmt.Sprintf("string_agg(text, '' ORDER BY seq) FILTER (WHERE stream = %d) AS p%d", i, i))
+		texts = append(texts, fmt.Sprintf("CASE WHEN p.p%[1]d IS NULL THEN x.c%[1]d WHEN x.c%[1]d IS NULL THEN p.p%[1]d ELSE p.p%[1]d || x.c%[1]d END AS c%[1]d", i))
+		given = append(given, v)
 	}
 	sets = append(sets, "session_columns = i.session_columns | "+strings.Join(bits, " | "))
-	return "UPDATE items AS i SET " + strings.Join(sets, ", ") +
-		"\nFROM unnest($1::text[], $2::text[], $3::text[], " + strings.Join(params, ", ") + ") AS x(t, id, s, " + strings.Join(names, ", ") + ")" +
-		"\nWHERE i.tenant_id = x.t AND i.item_id = x.id::uuid"
+	xs := "t, id, s, flush, drop, " + strings.Join(names, ", ")
+	return "WITH x AS (SELECT " + xs + " FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::int4[], " + strings.Join(params, ", ") +
+		") AS x(" + xs + ")),\n" +
+		"gone AS (DELETE FROM item_text_parts p USING x\n" +
+		"    WHERE p.tenant_id = x.t AND p.item_id = x.id::uuid AND p.session_id = x.s::uuid AND (x.flush = 1 OR (x.drop >> p.stream) & 1 = 1)\n" +
+		"    RETURNING p.tenant_id, p.item_id, p.session_id, p.stream, p.seq, p.text, x.drop),\n" +
+		"p AS (SELECT tenant_id, item_id, session_id, " + strings.Join(parts, ", ") +
+		"\n    FROM gone WHERE (drop >> stream) & 1 = 0 GROUP BY 1, 2, 3),\n" +
+		"y AS (SELECT x.t, x.id, x.s, " + strings.Join(texts, ", ") +
+		"\n    FROM x LEFT JOIN p ON p.tenant_id = x.t AND p.item_id = x.id::uuid AND p.session_id = x.s::uuid)\n" +
+		"UPDATE items AS i SET " + strings.Join(sets, ", ") +
+		"\nFROM y AS x WHERE i.tenant_id = x.t AND i.item_id = x.id::uuid AND num_nonnulls(" + strings.Join(given, ", ") + ") > 0"
 }()
+
+// insertItemTextParts stores a batch's deltas of the items it does not
+// complete, one part per item, session and stream.
+const insertItemTextParts = `INSERT INTO item_text_parts (tenant_id, item_id, session_id, stream, text)
+SELECT x.t, x.id::uuid, x.s::uuid, x.k, x.v FROM unnest($1::text[], $2::text[], $3::text[], $4::int4[], $5::text[]) AS x(t, id, s, k, v)`
 
 var requestCols, requestSets = shared("r", []column{
 	keyCol("tenant_id", "text", ""),
@@ -619,6 +644,13 @@ func ptr[T any](v any) *T {
 	panic(fmt.Sprintf("rows: %T is not %T", v, zero))
 }
 
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func asInt32(v any) *int32 {
 	switch n := v.(type) {
 	case int:
@@ -767,31 +799,39 @@ func (w *writes) queue(b *pgx.Batch) {
 
 	for _, round := range rounds(sortedKeys(w.items, cmpShared)) {
 		rs := newRows(itemCols)
-		appends := newRowsOf(slices.Repeat([]string{"text"}, 3+numStreams)...)
+		flushes := newRowsOf(slices.Concat([]string{"text", "text", "text", "int4", "int4"}, slices.Repeat([]string{"text"}, numStreams))...)
+		parts := newRowsOf("text", "text", "text", "int4", "text")
 		for _, k := range round {
 			it := w.items[k]
 			vals := []any{k.tenant, k.id, k.session, it.thread, it.turn, it.provider, it.itemType, it.status, it.title, it.detail,
 				it.toolName, it.command, it.exitCode, filesJSON(it.files), it.parent}
-			app := []any{k.tenant, k.id, k.session}
-			extends := false
+			var app []any // the batch's deltas appended to the columns
+			completes, replaced := it.completedAt != nil, 0
 			for i, t := range it.text {
+				var content, deltas any
+				c := it.content[i]
+				if c != nil {
+					content, replaced = c, replaced|1<<i
+				}
 				switch {
 				case t == nil:
-					vals, app = append(vals, nil), append(app, nil)
-				case it.replace&(1<<i) != 0:
-					vals, app = append(vals, t.String()), append(app, nil)
+				case completes && c != nil:
+					content = *c + t.String() // the text as the item ends
+				case completes:
+					deltas = t.String()
 				default:
-					vals, app = append(vals, nil), append(app, t.String())
-					extends = true
+					parts.add(k.tenant, k.id, k.session, i, t.String())
 				}
+				vals, app = append(vals, content), append(app, deltas)
 			}
 			rs.add(append(vals, it.startedAt, it.completedAt, it.updatedAt, it.durationMs)...)
-			if extends {
-				appends.add(app...)
+			if completes || replaced != 0 {
+				flushes.add(append([]any{k.tenant, k.id, k.session, boolInt(completes), replaced}, app...)...)
 			}
 		}
 		rs.queueTo(b, upsertItems)
-		appends.queueTo(b, appendItemText)
+		flushes.queueTo(b, flushItemText)
+		parts.queueTo(b, insertItemTextParts)
 	}
 
 	for _, round := range rounds(sortedKeys(w.requests, cmpShared)) {

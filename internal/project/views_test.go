@@ -155,12 +155,18 @@ func TestViews(t *testing.T) {
 func TestRLS(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.publish([]recording{fixture("acme"), fixture("globex")}, 1)
+	// Each tenant has an item still streaming: its text is in parts.
+	streaming := func(tenant string) recording {
+		ids := canonical.IDSpace{Tenant: tenant, Provider: canonical.ProviderCodex, SessionKey: "streaming"}
+		return streamed(ids, ids.Native(canonical.EntityItem, "th", "call-1"),
+			&canonical.ItemStarted{ItemType: canonical.ItemTypeCommandExecution}, output("a"))
+	}
+	e.publish([]recording{fixture("acme"), fixture("globex"), streaming("acme"), streaming("globex")}, 1)
 	e.start(project.Config{})
 	e.waitApplied("")
 	ctx := context.Background()
 	relations := append([]string{"events"}, projectionTables...)
-	relations = append(relations, "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
+	relations = append(relations, "item_texts", "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
 		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version", "usage_priced", "unpriced_models")
 	asAnalyst := func(tenant string, f func(tx pgx.Tx)) {
 		tx, err := e.pool.Begin(ctx)
