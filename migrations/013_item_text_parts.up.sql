@@ -43,34 +43,30 @@ END $$;
 ALTER TABLE item_text_parts ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant_isolation ON item_text_parts USING (tenant_id = ANY ((SELECT visible_tenants())::text[]));
 
--- Every item with its texts as they stand, streamed parts included. A
--- session's own parts extend its column (its first text replaces what
--- another session filled in); when the owner of the row provided the
--- column, other sessions' parts are left out, else they extend the fill.
--- The bits are the columns' bits in items.session_columns.
+-- A text column as it stands: col, what items holds; owned, whether the
+-- row's owner provided it; own and other, the parts of the owner and of
+-- the other sessions. The owner's parts extend its own text, and replace
+-- a fill (its first text replaces what another session filled in); the
+-- other sessions' parts extend only a column the owner never provided.
+-- Inlined into the view (a SQL function).
+CREATE FUNCTION item_text(col text, owned boolean, own text, other text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN own IS NOT NULL THEN CASE WHEN owned THEN coalesce(col, '') ELSE '' END || own
+                WHEN owned OR other IS NULL THEN col
+                ELSE coalesce(col, '') || other END
+$$;
+
+-- Every item with its texts as they stand, streamed parts included. The
+-- bits are the text columns' bits in items.session_columns.
 CREATE VIEW item_texts WITH (security_invoker = true) AS
 SELECT i.tenant_id, i.item_id, i.session_id, i.turn_id, i.item_type, i.status,
-       CASE WHEN p.own0 IS NOT NULL THEN CASE WHEN (i.session_columns & 2048) <> 0 THEN coalesce(i.text_assistant, '') ELSE '' END || p.own0
-            WHEN (i.session_columns & 2048) <> 0 OR p.other0 IS NULL THEN i.text_assistant
-            ELSE coalesce(i.text_assistant, '') || p.other0 END AS text_assistant,
-       CASE WHEN p.own1 IS NOT NULL THEN CASE WHEN (i.session_columns & 4096) <> 0 THEN coalesce(i.text_reasoning, '') ELSE '' END || p.own1
-            WHEN (i.session_columns & 4096) <> 0 OR p.other1 IS NULL THEN i.text_reasoning
-            ELSE coalesce(i.text_reasoning, '') || p.other1 END AS text_reasoning,
-       CASE WHEN p.own2 IS NOT NULL THEN CASE WHEN (i.session_columns & 8192) <> 0 THEN coalesce(i.text_reasoning_summary, '') ELSE '' END || p.own2
-            WHEN (i.session_columns & 8192) <> 0 OR p.other2 IS NULL THEN i.text_reasoning_summary
-            ELSE coalesce(i.text_reasoning_summary, '') || p.other2 END AS text_reasoning_summary,
-       CASE WHEN p.own3 IS NOT NULL THEN CASE WHEN (i.session_columns & 16384) <> 0 THEN coalesce(i.text_plan, '') ELSE '' END || p.own3
-            WHEN (i.session_columns & 16384) <> 0 OR p.other3 IS NULL THEN i.text_plan
-            ELSE coalesce(i.text_plan, '') || p.other3 END AS text_plan,
-       CASE WHEN p.own4 IS NOT NULL THEN CASE WHEN (i.session_columns & 32768) <> 0 THEN coalesce(i.text_command_output, '') ELSE '' END || p.own4
-            WHEN (i.session_columns & 32768) <> 0 OR p.other4 IS NULL THEN i.text_command_output
-            ELSE coalesce(i.text_command_output, '') || p.other4 END AS text_command_output,
-       CASE WHEN p.own5 IS NOT NULL THEN CASE WHEN (i.session_columns & 65536) <> 0 THEN coalesce(i.text_file_change, '') ELSE '' END || p.own5
-            WHEN (i.session_columns & 65536) <> 0 OR p.other5 IS NULL THEN i.text_file_change
-            ELSE coalesce(i.text_file_change, '') || p.other5 END AS text_file_change,
-       CASE WHEN p.own6 IS NOT NULL THEN CASE WHEN (i.session_columns & 131072) <> 0 THEN coalesce(i.text_unknown, '') ELSE '' END || p.own6
-            WHEN (i.session_columns & 131072) <> 0 OR p.other6 IS NULL THEN i.text_unknown
-            ELSE coalesce(i.text_unknown, '') || p.other6 END AS text_unknown,
+       item_text(i.text_assistant, (i.session_columns & 2048) <> 0, p.own0, p.other0) AS text_assistant,
+       item_text(i.text_reasoning, (i.session_columns & 4096) <> 0, p.own1, p.other1) AS text_reasoning,
+       item_text(i.text_reasoning_summary, (i.session_columns & 8192) <> 0, p.own2, p.other2) AS text_reasoning_summary,
+       item_text(i.text_plan, (i.session_columns & 16384) <> 0, p.own3, p.other3) AS text_plan,
+       item_text(i.text_command_output, (i.session_columns & 32768) <> 0, p.own4, p.other4) AS text_command_output,
+       item_text(i.text_file_change, (i.session_columns & 65536) <> 0, p.own5, p.other5) AS text_file_change,
+       item_text(i.text_unknown, (i.session_columns & 131072) <> 0, p.own6, p.other6) AS text_unknown,
        i.updated_at
 FROM items i
 LEFT JOIN LATERAL (
