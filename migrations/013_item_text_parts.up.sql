@@ -14,7 +14,8 @@
 -- While an item streams, `items` holds the text up to its last lifecycle
 -- content and this table the rest: the view item_texts puts them
 -- together, with the rules of rows two sessions describe (README.md). An
--- item that never completes keeps its parts.
+-- item that never completes keeps its parts, and so do deltas that come
+-- after an item's item.completed, until another completion.
 CREATE TABLE item_text_parts (
     tenant_id  text   NOT NULL,
     item_id    uuid   NOT NULL,

@@ -83,9 +83,12 @@ type itemPatch struct {
 	// content is the last lifecycle content of a stream, which replaces
 	// its column; text its deltas since (all of them, if none). An item
 	// that stays open keeps the deltas as a part of its text, whether they
-	// followed content in the same batch or not (sql.go).
+	// followed content in the same batch or not (sql.go). late holds the
+	// deltas that came after the item completed in this batch: kept as a
+	// part, as they would be had the batch been cut after the completion,
+	// until a later completion folds them in.
 	content                [numStreams]*string
-	text                   [numStreams]*strings.Builder
+	text, late             [numStreams]*strings.Builder
 	startedAt, completedAt *time.Time
 	updatedAt              time.Time
 }
@@ -337,16 +340,40 @@ func (it *itemPatch) lifecycle(p *canonical.ItemLifecycle) {
 	}
 	for k, v := range p.Content {
 		i := streamIndex(k)
-		it.content[i], it.text[i] = &v, nil
+		it.content[i], it.text[i], it.late[i] = &v, nil, nil
 	}
 }
 
 func (it *itemPatch) appendText(k canonical.StreamKind, s string) {
 	i := streamIndex(k)
-	if it.text[i] == nil {
-		it.text[i] = &strings.Builder{}
+	texts := &it.text
+	if it.completedAt != nil {
+		texts = &it.late
 	}
-	_, _ = it.text[i].WriteString(s)
+	if texts[i] == nil {
+		texts[i] = &strings.Builder{}
+	}
+	_, _ = texts[i].WriteString(s)
+}
+
+// completes folds an item.completed in: the deltas that came late, after
+// an earlier completion in this batch, join the text it completes.
+func (it *itemPatch) completes(p *canonical.ItemCompleted, at time.Time) {
+	for i, l := range it.late {
+		if l == nil {
+			continue
+		}
+		if it.text[i] == nil {
+			it.text[i] = &strings.Builder{}
+		}
+		_, _ = it.text[i].WriteString(l.String())
+		it.late[i] = nil
+	}
+	if p.Status == "" {
+		it.status = new(string(canonical.ItemStatusCompleted))
+	}
+	it.lifecycle((*canonical.ItemLifecycle)(p))
+	it.completedAt = new(at)
 }
 
 var userAgentVersion = regexp.MustCompile(`^[^/\s]+/([0-9][^\s]*)`)
@@ -511,12 +538,7 @@ func (w *writes) fold(e *canonical.Event) {
 		}
 	case *canonical.ItemCompleted:
 		if e.ItemID != "" {
-			it := w.item(e)
-			if p.Status == "" {
-				it.status = new(string(canonical.ItemStatusCompleted))
-			}
-			it.lifecycle((*canonical.ItemLifecycle)(p))
-			it.completedAt = new(at)
+			w.item(e).completes(p, at)
 		}
 	case *canonical.ContentDelta:
 		if e.ItemID != "" {

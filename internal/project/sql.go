@@ -822,6 +822,9 @@ func (w *writes) queue(b *pgx.Batch) {
 				default:
 					parts.add(k.tenant, k.id, k.session, i, t.String())
 				}
+				if l := it.late[i]; l != nil {
+					parts.add(k.tenant, k.id, k.session, i, l.String())
+				}
 				vals, app = append(vals, content), append(app, deltas)
 			}
 			rs.add(append(vals, it.startedAt, it.completedAt, it.updatedAt, it.durationMs)...)
