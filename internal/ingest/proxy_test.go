@@ -170,10 +170,16 @@ func (run *proxyRun) wait(t *testing.T) {
 func checkPublished(t *testing.T, f *fixture, key string, tr *transcript) {
 	t.Helper()
 	msgs := bySession(f.raw(t))[key]
+	// The whole sequence, so that a failure tells a frame stored late from
+	// one lost.
+	want, ordinals := make([]string, len(msgs)), make([]string, len(msgs))
+	for i, m := range msgs {
+		want[i], ordinals[i] = strconv.Itoa(i+1), m.header.Get(bus.HeaderOrdinal)
+	}
+	require.Equal(t, want, ordinals, "the session's ordinals in RAW, in stream order")
 	var stderr []string
 	var got []string
-	for i, m := range msgs {
-		require.Equal(t, strconv.Itoa(i+1), m.header.Get(bus.HeaderOrdinal))
+	for _, m := range msgs {
 		require.Equal(t, "acp", m.header.Get(bus.HeaderDialect))
 		dir := m.header.Get(bus.HeaderDirection)
 		if dir == "" {
