@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -16,12 +17,19 @@ const DefaultURL = "nats://127.0.0.1:4222"
 // Connect connects to NATS for a service and keeps reconnecting forever
 // after a server restart, logging each disconnect and reconnect. The
 // first connection attempt fails fast with a message naming the URL.
+//
+// While it reconnects, a publish fails at once rather than wait in a
+// reconnect buffer. Every publisher here retries what failed, in order;
+// buffered messages went out first thing on reconnecting, ahead of the
+// retries of those sent into the dead connection, so a session's frames
+// (RAW) or events (RUNTIME) were stored out of order
+// (ingest's TestOrderAcrossOutage).
 func Connect(ctx context.Context, url, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
 	nc, err := nats.Connect(url,
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250*time.Millisecond),
-		nats.ReconnectBufSize(64<<20),
+		nats.ReconnectBufSize(-1),
 		nats.Timeout(5*time.Second),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
@@ -52,6 +60,16 @@ func Connect(ctx context.Context, url, name string, log *slog.Logger) (*nats.Con
 		return nil, nil, err
 	}
 	return nc, js, nil
+}
+
+// Outage reports whether err is what a call to NATS fails with while the
+// server is away or starting again (not connected, no reply in time, no
+// JetStream yet): worth retrying until it is back.
+func Outage(err error) bool {
+	return errors.Is(err, nats.ErrReconnectBufExceeded) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, context.DeadlineExceeded)
 }
 
 // Open connects a service to NATS (Connect) and applies the layout

@@ -1,9 +1,22 @@
 package normalize
 
-import "github.com/agentwire/agentwire/pkg/adapters/adapter"
+import (
+	"context"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
+)
 
 // WithMapHook returns c with a hook run before each frame is mapped.
 func WithMapHook(c Config, hook func(adapter.Frame)) Config {
 	c.mapHook = hook
 	return c
+}
+
+// AwaitPublish publishes msg as a worker does an event whose asynchronous
+// publish failed: with retries, then to the dead letters.
+func (n *Normalizer) AwaitPublish(ctx context.Context, msg *nats.Msg) error {
+	w := &partitionWorker{n: n}
+	return w.awaitPublish(ctx, pendingEvent{msg: msg})
 }

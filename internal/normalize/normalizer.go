@@ -462,7 +462,7 @@ func (w *partitionWorker) awaitPublish(ctx context.Context, pe pendingEvent) err
 	}
 	backoff := 100 * time.Millisecond
 	var last error
-	for range n.cfg.PublishRetries {
+	for tries := 0; tries < n.cfg.PublishRetries; {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, err := n.layout.JS.PublishMsg(pctx, pe.msg)
 		cancel()
@@ -472,6 +472,16 @@ func (w *partitionWorker) awaitPublish(ctx context.Context, pe pendingEvent) err
 		last = err
 		if errors.Is(err, nats.ErrMaxPayload) {
 			break // retrying cannot help
+		}
+		// While the client reconnects a publish fails at once (bus.Connect):
+		// an outage is waited out, not counted against the retries, or a
+		// restart of NATS would dead-letter the events in hand.
+		if errors.Is(err, nats.ErrReconnectBufExceeded) {
+			if ctx.Err() != nil {
+				return fmt.Errorf("publish to RUNTIME: %w", errors.Join(err, ctx.Err()))
+			}
+		} else {
+			tries++
 		}
 		sleep(ctx, backoff)
 		backoff = min(2*backoff, 5*time.Second)

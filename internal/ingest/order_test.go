@@ -1,0 +1,60 @@
+package ingest_test
+
+import (
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/ingest"
+	"github.com/agentwire/agentwire/internal/natstest"
+)
+
+// TestOrderAcrossOutage: frames sent into a connection the server no
+// longer reads are lost; frames published while the client reconnects
+// must not be stored before them. They were: the client kept those in
+// its reconnect buffer and sent them first thing on reconnecting, while
+// the lost ones were published again only by the flush that followed, so
+// RAW held a session's frames out of order.
+func TestOrderAcrossOutage(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	r := natstest.NewRelay(t, srv.Addr().String())
+	log := slog.New(slog.DiscardHandler)
+	nc, js, err := bus.Connect(t.Context(), r.URL(), t.Name(), log)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	layout, err := bus.Ensure(t.Context(), js, bus.Config{})
+	require.NoError(t, err)
+	pub, err := ingest.NewPublisher(layout, tenant, log)
+	require.NoError(t, err)
+	publish := func(from, to uint64) {
+		for o := from; o <= to; o++ {
+			require.NoError(t, pub.PublishAt(t.Context(), ingest.Frame{SessionKey: "outage", Dialect: "acp",
+				Bytes: []byte(`{"n":` + strconv.FormatUint(o, 10) + `}`), ReceivedAt: time.Now()}, o))
+		}
+	}
+	publish(1, 2)
+	require.NoError(t, pub.Flush(t.Context()))
+
+	r.Lose(true) // the server stops reading
+	publish(3, 6)
+	r.Down(true) // and goes away
+	r.Cut()
+	require.Eventually(t, func() bool { return nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	publish(7, 10) // while the client reconnects
+	r.Lose(false)
+	r.Down(false)
+	require.NoError(t, pub.Flush(t.Context()))
+
+	f := &fixture{js: js}
+	var ordinals []string
+	for _, m := range bySession(f.raw(t))["outage"] {
+		ordinals = append(ordinals, m.header.Get(bus.HeaderOrdinal))
+	}
+	require.Equal(t, []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, ordinals)
+}

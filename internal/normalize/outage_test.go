@@ -1,0 +1,45 @@
+package normalize_test
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/internal/bus"
+	"github.com/agentwire/agentwire/internal/natstest"
+	"github.com/agentwire/agentwire/internal/normalize"
+)
+
+// TestPublishOutlastsOutage: an event whose publish fails while NATS is
+// away is published once it is back, however long that takes, not
+// dead-lettered when the retries run out: a publish fails at once while
+// the client reconnects, so counting those failures would spend every
+// retry in a second.
+func TestPublishOutlastsOutage(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	r := natstest.NewRelay(t, srv.Addr().String())
+	log := slog.New(slog.DiscardHandler)
+	nc, layout, err := bus.Open(t.Context(), r.URL(), t.Name(), bus.Config{}, log)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	n, err := normalize.New(t.Context(), layout, normalize.Config{PublishRetries: 2}, log)
+	require.NoError(t, err)
+
+	r.Down(true)
+	r.Cut()
+	require.Eventually(t, func() bool { return nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	time.AfterFunc(1500*time.Millisecond, func() { r.Down(false) })
+	msg := nats.NewMsg("runtime.codex.turn.started")
+	msg.Data = []byte(`{}`)
+	require.NoError(t, n.AwaitPublish(t.Context(), msg))
+	require.Zero(t, n.Stats().DeadLettered.Load())
+	st, err := layout.JS.Stream(t.Context(), bus.RuntimeStream)
+	require.NoError(t, err)
+	info, err := st.Info(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), info.State.Msgs, "the event is in RUNTIME")
+}
