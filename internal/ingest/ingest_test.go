@@ -60,9 +60,15 @@ func newFixture(t *testing.T) *fixture {
 
 func connectFixture(t *testing.T, srv *server.Server) *fixture {
 	t.Helper()
+	return connectFixtureAt(t, srv, srv.ClientURL())
+}
+
+// connectFixtureAt is connectFixture through url (a natstest.Relay's).
+func connectFixtureAt(t *testing.T, srv *server.Server, url string) *fixture {
+	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	nc, js, err := bus.Connect(t.Context(), srv.ClientURL(), t.Name(), log)
+	nc, js, err := bus.Connect(t.Context(), url, t.Name(), log)
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	layout, err := bus.Ensure(t.Context(), js, bus.Config{})

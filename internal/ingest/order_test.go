@@ -1,7 +1,6 @@
 package ingest_test
 
 import (
-	"log/slog"
 	"strconv"
 	"testing"
 	"time"
@@ -24,34 +23,26 @@ func TestOrderAcrossOutage(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Server(t)
 	r := natstest.NewRelay(t, srv.Addr().String())
-	log := slog.New(slog.DiscardHandler)
-	nc, js, err := bus.Connect(t.Context(), r.URL(), t.Name(), log)
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	layout, err := bus.Ensure(t.Context(), js, bus.Config{})
-	require.NoError(t, err)
-	pub, err := ingest.NewPublisher(layout, tenant, log)
-	require.NoError(t, err)
+	f := connectFixtureAt(t, srv, r.URL())
 	publish := func(from, to uint64) {
 		for o := from; o <= to; o++ {
-			require.NoError(t, pub.PublishAt(t.Context(), ingest.Frame{SessionKey: "outage", Dialect: "acp",
+			require.NoError(t, f.in.Pub.PublishAt(t.Context(), ingest.Frame{SessionKey: "outage", Dialect: "acp",
 				Bytes: []byte(`{"n":` + strconv.FormatUint(o, 10) + `}`), ReceivedAt: time.Now()}, o))
 		}
 	}
 	publish(1, 2)
-	require.NoError(t, pub.Flush(t.Context()))
+	require.NoError(t, f.in.Pub.Flush(t.Context()))
 
 	r.Lose(true) // the server stops reading
 	publish(3, 6)
 	r.Down(true) // and goes away
 	r.Cut()
-	require.Eventually(t, func() bool { return nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return f.nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
 	publish(7, 10) // while the client reconnects
 	r.Lose(false)
 	r.Down(false)
-	require.NoError(t, pub.Flush(t.Context()))
+	require.NoError(t, f.in.Pub.Flush(t.Context()))
 
-	f := &fixture{js: js}
 	var ordinals []string
 	for _, m := range bySession(f.raw(t))["outage"] {
 		ordinals = append(ordinals, m.header.Get(bus.HeaderOrdinal))
