@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/ingest"
+	"github.com/agentwire/agentwire/internal/natstest"
 )
 
 // follower runs Follow until stop is called.
@@ -316,4 +318,39 @@ func TestFollowRenamedBack(t *testing.T) {
 	f.waitRaw(t, 4)
 	fl.stop(t)
 	checkFollowed(t, f, map[string]string{ingest.FileSessionKey(path): frameLines("a", 1, 4)})
+}
+
+// TestFollowAcrossOutage: a file rotated away while NATS is away is
+// noted once it is back (the follower saves where it is at once, and
+// waits the outage out), and following goes on.
+func TestFollowAcrossOutage(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	r := natstest.NewRelay(t, srv.Addr().String())
+	f := connectFixtureAt(t, srv, r.URL())
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	appendFile(t, a, frameLines("a", 1, 2))
+	fl := startFollower(t, f, dir)
+	f.waitRaw(t, 2)
+
+	r.Down(true)
+	r.Cut()
+	require.Eventually(t, func() bool { return f.nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	require.NoError(t, os.Rename(a, a+".1"))
+	time.Sleep(300 * time.Millisecond) // polls every 10 ms
+	select {
+	case err := <-fl.done:
+		t.Fatalf("the follower stopped while NATS was away: %v", err)
+	default:
+	}
+	r.Down(false)
+	require.Eventually(t, f.nc.IsConnected, 5*time.Second, time.Millisecond)
+	appendFile(t, a, frameLines("a2", 1, 2))
+	f.waitRaw(t, 4)
+	fl.stop(t)
+	checkFollowed(t, f, map[string]string{
+		ingest.FileSessionKey(a):        frameLines("a", 1, 2),
+		ingest.FileSessionKey(a) + "#2": frameLines("a2", 1, 2),
+	})
 }
