@@ -20,3 +20,11 @@ func (n *Normalizer) AwaitPublish(ctx context.Context, msg *nats.Msg) error {
 	w := &partitionWorker{n: n}
 	return w.awaitPublish(ctx, pendingEvent{msg: msg})
 }
+
+// LoadSession loads the saved state of a session of the codex-exec dialect
+// as a worker does for the first frame of a batch.
+func (n *Normalizer) LoadSession(ctx context.Context, tenant, sessionKey string) error {
+	w := &partitionWorker{n: n, sessions: newSessionCache(8)}
+	_, err := w.session(ctx, frameMeta{tenant: tenant, sessionKey: sessionKey, dialect: "codex-exec", ordinal: 1})
+	return err
+}

@@ -224,6 +224,23 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 	return nil
 }
 
+// untilBack calls f until it succeeds, fails for another reason than
+// NATS being away (bus.Outage), or has failed that way 50 times, about
+// four minutes, as saving a state does. A read in the middle of a batch
+// waits a NATS restart out: failing, it would stop the partition, and the
+// client no longer holds requests while it reconnects (bus.Connect).
+func untilBack[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		v, err := f()
+		if err == nil || !bus.Outage(err) || attempt >= 50 || ctx.Err() != nil {
+			return v, err
+		}
+		sleep(ctx, backoff)
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
 func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-time.After(d):

@@ -43,3 +43,23 @@ func TestPublishOutlastsOutage(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), info.State.Msgs, "the event is in RUNTIME")
 }
+
+// TestReadOutlastsOutage: a session's saved state read while NATS is away
+// is read once it is back, not failed (which stops the partition).
+func TestReadOutlastsOutage(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	r := natstest.NewRelay(t, srv.Addr().String())
+	log := slog.New(slog.DiscardHandler)
+	nc, layout, err := bus.Open(t.Context(), r.URL(), t.Name(), bus.Config{}, log)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	n, err := normalize.New(t.Context(), layout, normalize.Config{}, log)
+	require.NoError(t, err)
+
+	r.Down(true)
+	r.Cut()
+	require.Eventually(t, func() bool { return nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	time.AfterFunc(time.Second, func() { r.Down(false) })
+	require.NoError(t, n.LoadSession(t.Context(), "acme", "outage"))
+}

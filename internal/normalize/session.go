@@ -59,6 +59,9 @@ func (w *partitionWorker) session(ctx context.Context, meta frameMeta) (*session
 	} else {
 		entry, err = w.n.kv.Get(ctx, key)
 	}
+	if bus.Outage(err) {
+		entry, err = untilBack(ctx, func() (jetstream.KeyValueEntry, error) { return w.n.kv.Get(ctx, key) })
+	}
 	switch {
 	case err == nil:
 		var st savedState
@@ -151,7 +154,9 @@ func (w *partitionWorker) readSession(ctx context.Context, meta frameMeta, after
 	subject := bus.RawSessionFilter(meta.tenant, meta.sessionKey, n.layout.Config.Partitions)
 	var out []rawFrame
 	for seq := max(startSeq, 1); ; {
-		m, err := n.raw.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		m, err := untilBack(ctx, func() (*jetstream.RawStreamMsg, error) {
+			return n.raw.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+		})
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			break
 		}
