@@ -28,3 +28,8 @@ func (n *Normalizer) LoadSession(ctx context.Context, tenant, sessionKey string)
 	_, err := w.session(ctx, frameMeta{tenant: tenant, sessionKey: sessionKey, dialect: "codex-exec", ordinal: 1})
 	return err
 }
+
+// DeadLetter dead-letters data as the normalizer does a frame it cannot use.
+func (n *Normalizer) DeadLetter(ctx context.Context, tenant string, data []byte, reason string) {
+	n.deadLetter(ctx, tenant, data, nil, reason)
+}

@@ -536,9 +536,13 @@ func (n *Normalizer) deadLetter(ctx context.Context, tenant string, data []byte,
 		msg.Data = data[:max(limit, 0)]
 		msg.Header.Set(bus.HeaderReason, reason+fmt.Sprintf(" (body cut to %d of %d bytes)", len(msg.Data), len(data)))
 	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if _, err := n.layout.JS.PublishMsg(pctx, msg); err != nil {
+	// NATS away: waited out as the batch's other writes are, or the only
+	// copy of the frame or event would be this log line.
+	if _, err := untilBack(ctx, func() (*jetstream.PubAck, error) {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return n.layout.JS.PublishMsg(pctx, msg)
+	}); err != nil {
 		n.log.Error("dead-lettering failed", "reason", reason, "err", err)
 		return
 	}

@@ -63,3 +63,29 @@ func TestReadOutlastsOutage(t *testing.T) {
 	time.AfterFunc(time.Second, func() { r.Down(false) })
 	require.NoError(t, n.LoadSession(t.Context(), "acme", "outage"))
 }
+
+// TestDeadLetterOutlastsOutage: a frame dead-lettered while NATS is away
+// reaches the dead letters once it is back, not only the log.
+func TestDeadLetterOutlastsOutage(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	r := natstest.NewRelay(t, srv.Addr().String())
+	log := slog.New(slog.DiscardHandler)
+	nc, layout, err := bus.Open(t.Context(), r.URL(), t.Name(), bus.Config{}, log)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	n, err := normalize.New(t.Context(), layout, normalize.Config{}, log)
+	require.NoError(t, err)
+	sub, err := nc.SubscribeSync(bus.DeadLetterSubject("normalize", "acme"))
+	require.NoError(t, err)
+	require.NoError(t, nc.Flush())
+
+	r.Down(true)
+	r.Cut()
+	require.Eventually(t, func() bool { return nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	time.AfterFunc(time.Second, func() { r.Down(false) })
+	n.DeadLetter(t.Context(), "acme", []byte(`{"broken":`), "unusable frame headers: test")
+	m, err := sub.NextMsg(5 * time.Second)
+	require.NoError(t, err)
+	require.Equal(t, `{"broken":`, string(m.Data))
+}
