@@ -33,3 +33,7 @@ func (n *Normalizer) LoadSession(ctx context.Context, tenant, sessionKey string)
 func (n *Normalizer) DeadLetter(ctx context.Context, tenant string, data []byte, reason string) {
 	n.deadLetter(ctx, tenant, data, nil, reason)
 }
+
+// Stopping makes n act as a Normalizer whose Run is shutting down once
+// stopping is closed.
+func (n *Normalizer) Stopping(stopping <-chan struct{}) { n.stopping = stopping }

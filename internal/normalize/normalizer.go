@@ -98,6 +98,9 @@ type Normalizer struct {
 	raw    jetstream.Stream
 	stats  Stats
 	pacer  *pacer
+	// stopping is closed when Run's context ends: a batch in hand is
+	// finished, but not by waiting for NATS to come back (untilBack).
+	stopping <-chan struct{}
 }
 
 // New returns a Normalizer over an applied layout.
@@ -127,6 +130,7 @@ func (n *Normalizer) Run(ctx context.Context) error {
 	if n.cfg.PaceWindow > 0 {
 		n.pacer = newPacer(n.layout.Config.Partitions, uint64(n.cfg.PaceWindow))
 	}
+	n.stopping = ctx.Done()
 	// A consumer that cannot be applied stops the partitions already
 	// running too; a shutdown while they are being applied is no error.
 	run, cancel := context.WithCancel(ctx)
@@ -224,20 +228,38 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 	return nil
 }
 
+// outageTries bounds how often a call is retried while NATS is away: 50
+// times, about four minutes, as saving a state is.
+const outageTries = 50
+
 // untilBack calls f until it succeeds, fails for another reason than
-// NATS being away (bus.Outage), or has failed that way 50 times, about
-// four minutes, as saving a state does. A read in the middle of a batch
-// waits a NATS restart out: failing, it would stop the partition, and the
-// client no longer holds requests while it reconnects (bus.Connect).
-func untilBack[T any](ctx context.Context, f func() (T, error)) (T, error) {
+// NATS being away (bus.Outage), has failed that way outageTries times, or
+// stopping is closed. A read or write in the middle of a batch waits a
+// NATS restart out: failing, it would stop the partition, and the client
+// no longer holds requests while it reconnects (bus.Connect). A shutdown
+// does not wait: the batch is left unacked, for redelivery.
+func untilBack[T any](ctx context.Context, stopping <-chan struct{}, f func() (T, error)) (T, error) {
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		v, err := f()
-		if err == nil || !bus.Outage(err) || attempt >= 50 || ctx.Err() != nil {
+		if err == nil || !bus.Outage(err) || attempt >= outageTries || ctx.Err() != nil || closed(stopping) {
 			return v, err
 		}
-		sleep(ctx, backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		case <-stopping:
+		}
 		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -479,7 +501,7 @@ func (w *partitionWorker) awaitPublish(ctx context.Context, pe pendingEvent) err
 	}
 	backoff := 100 * time.Millisecond
 	var last error
-	for tries := 0; tries < n.cfg.PublishRetries; {
+	for tries, outages := 0, 0; tries < n.cfg.PublishRetries; {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, err := n.layout.JS.PublishMsg(pctx, pe.msg)
 		cancel()
@@ -491,12 +513,14 @@ func (w *partitionWorker) awaitPublish(ctx context.Context, pe pendingEvent) err
 			break // retrying cannot help
 		}
 		// While the client reconnects a publish fails at once (bus.Connect):
-		// an outage is waited out, not counted against the retries, or a
-		// restart of NATS would dead-letter the events in hand.
-		if errors.Is(err, nats.ErrReconnectBufExceeded) {
-			if ctx.Err() != nil {
-				return fmt.Errorf("publish to RUNTIME: %w", errors.Join(err, ctx.Err()))
+		// an outage is waited out (as untilBack does), not counted against
+		// the retries, or a restart of NATS would dead-letter the events in
+		// hand. A shutdown leaves the batch unacked instead.
+		if errors.Is(err, nats.ErrReconnectBufExceeded) && outages < outageTries {
+			if ctx.Err() != nil || closed(n.stopping) {
+				return fmt.Errorf("publish to RUNTIME while NATS is away: %w", err)
 			}
+			outages++
 		} else {
 			tries++
 		}
@@ -538,7 +562,7 @@ func (n *Normalizer) deadLetter(ctx context.Context, tenant string, data []byte,
 	}
 	// NATS away: waited out as the batch's other writes are, or the only
 	// copy of the frame or event would be this log line.
-	if _, err := untilBack(ctx, func() (*jetstream.PubAck, error) {
+	if _, err := untilBack(ctx, n.stopping, func() (*jetstream.PubAck, error) {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		return n.layout.JS.PublishMsg(pctx, msg)

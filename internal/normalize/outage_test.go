@@ -89,3 +89,32 @@ func TestDeadLetterOutlastsOutage(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `{"broken":`, string(m.Data))
 }
+
+// TestShutdownDuringOutage: a shutdown does not wait for NATS to come
+// back; the event in hand is left (unacked, for redelivery), not
+// dead-lettered.
+func TestShutdownDuringOutage(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	r := natstest.NewRelay(t, srv.Addr().String())
+	log := slog.New(slog.DiscardHandler)
+	nc, layout, err := bus.Open(t.Context(), r.URL(), t.Name(), bus.Config{}, log)
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	n, err := normalize.New(t.Context(), layout, normalize.Config{}, log)
+	require.NoError(t, err)
+	stopping := make(chan struct{})
+	n.Stopping(stopping)
+
+	r.Down(true)
+	r.Cut()
+	require.Eventually(t, func() bool { return nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	time.AfterFunc(300*time.Millisecond, func() { close(stopping) })
+	start := time.Now()
+	msg := nats.NewMsg("runtime.codex.turn.started")
+	msg.Data = []byte(`{}`)
+	require.Error(t, n.AwaitPublish(t.Context(), msg))
+	require.Less(t, time.Since(start), 3*time.Second)
+	require.Zero(t, n.Stats().DeadLettered.Load())
+	require.ErrorIs(t, n.LoadSession(t.Context(), "acme", "outage"), nats.ErrReconnectBufExceeded)
+}
