@@ -49,6 +49,10 @@ type Config struct {
 	// draining a backlog may run ahead of the slowest one (see pacer).
 	// Default 8192; negative turns pacing off.
 	PaceWindow int
+	// OutageRetries bounds how often a call in the middle of a batch is
+	// retried while NATS is away (with backoff up to 5s: the default, 50,
+	// is about four minutes) before the batch is left for redelivery.
+	OutageRetries int
 	// mapHook runs before each frame is mapped (tests make it panic).
 	mapHook func(adapter.Frame)
 }
@@ -79,6 +83,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.PaceWindow == 0 {
 		c.PaceWindow = 8192
+	}
+	if c.OutageRetries == 0 {
+		c.OutageRetries = 50
 	}
 	return c
 }
@@ -210,7 +217,17 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 		// The batch is finished even when ctx is cancelled meanwhile, so
 		// that a shutdown acks what it has stored.
 		if err := w.process(context.WithoutCancel(ctx), msgs); err != nil {
-			return err
+			if !bus.Outage(err) || ctx.Err() != nil {
+				return err
+			}
+			// NATS stayed away longer than a batch waits: the batch is left
+			// for redelivery, and the sessions are read again from their
+			// saved states (the state in memory may have moved past what
+			// was published and saved), as after a crash.
+			n.log.Warn("NATS is away; the batch in hand is left for redelivery", "partition", p, "err", err)
+			w.sessions = newSessionCache(n.cfg.SessionsPerPartition)
+			sleep(ctx, time.Second)
+			continue
 		}
 	}
 	// A worker that stops cleanly hands its partition over at once rather
@@ -228,27 +245,23 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 	return nil
 }
 
-// outageTries bounds how often a call is retried while NATS is away: 50
-// times, about four minutes, as saving a state is.
-const outageTries = 50
-
 // untilBack calls f until it succeeds, fails for another reason than
-// NATS being away (bus.Outage), has failed that way outageTries times, or
-// stopping is closed. A read or write in the middle of a batch waits a
-// NATS restart out: failing, it would stop the partition, and the client
-// no longer holds requests while it reconnects (bus.Connect). A shutdown
-// does not wait: the batch is left unacked, for redelivery.
-func untilBack[T any](ctx context.Context, stopping <-chan struct{}, f func() (T, error)) (T, error) {
+// NATS being away (bus.Outage), has failed that way cfg.OutageRetries
+// times, or n is stopping. A read or write in the middle of a batch waits
+// a NATS restart out, since the client no longer holds requests while it
+// reconnects (bus.Connect); past that, or when a shutdown begins, the
+// batch is left unacked, for redelivery (partition).
+func untilBack[T any](ctx context.Context, n *Normalizer, f func() (T, error)) (T, error) {
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		v, err := f()
-		if err == nil || !bus.Outage(err) || attempt >= outageTries || ctx.Err() != nil || closed(stopping) {
+		if err == nil || !bus.Outage(err) || attempt >= n.cfg.OutageRetries || ctx.Err() != nil || closed(n.stopping) {
 			return v, err
 		}
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
-		case <-stopping:
+		case <-n.stopping:
 		}
 		backoff = min(2*backoff, 5*time.Second)
 	}
@@ -515,12 +528,12 @@ func (w *partitionWorker) awaitPublish(ctx context.Context, pe pendingEvent) err
 		// While the client reconnects a publish fails at once (bus.Connect):
 		// an outage is waited out (as untilBack does), not counted against
 		// the retries, or a restart of NATS would dead-letter the events in
-		// hand. A shutdown leaves the batch unacked instead.
-		if errors.Is(err, nats.ErrReconnectBufExceeded) && outages < outageTries {
-			if ctx.Err() != nil || closed(n.stopping) {
+		// hand. Past that, or when a shutdown begins, the batch is left
+		// unacked instead, for redelivery.
+		if errors.Is(err, nats.ErrReconnectBufExceeded) {
+			if outages++; outages >= n.cfg.OutageRetries || ctx.Err() != nil || closed(n.stopping) {
 				return fmt.Errorf("publish to RUNTIME while NATS is away: %w", err)
 			}
-			outages++
 		} else {
 			tries++
 		}
@@ -562,7 +575,7 @@ func (n *Normalizer) deadLetter(ctx context.Context, tenant string, data []byte,
 	}
 	// NATS away: waited out as the batch's other writes are, or the only
 	// copy of the frame or event would be this log line.
-	if _, err := untilBack(ctx, n.stopping, func() (*jetstream.PubAck, error) {
+	if _, err := untilBack(ctx, n, func() (*jetstream.PubAck, error) {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		return n.layout.JS.PublishMsg(pctx, msg)

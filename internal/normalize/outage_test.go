@@ -1,16 +1,20 @@
 package normalize_test
 
 import (
+	"context"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/natstest"
 	"github.com/agentwire/agentwire/internal/normalize"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 )
 
 // TestPublishOutlastsOutage: an event whose publish fails while NATS is
@@ -117,4 +121,59 @@ func TestShutdownDuringOutage(t *testing.T) {
 	require.Less(t, time.Since(start), 3*time.Second)
 	require.Zero(t, n.Stats().DeadLettered.Load())
 	require.ErrorIs(t, n.LoadSession(t.Context(), "acme", "outage"), nats.ErrReconnectBufExceeded)
+}
+
+// TestOutageLongerThanABatchWaits: NATS away for longer than a batch waits
+// for it (OutageRetries) while a batch is mapped. The batch is left for
+// redelivery instead of stopping the normalizer, and every event reaches
+// RUNTIME once, in order, none dead-lettered.
+func TestOutageLongerThanABatchWaits(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	nc := natstest.Conn(t, srv)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	cfg := bus.Config{AckWait: time.Second, PinnedTTL: time.Second} // redelivered soon after NATS is back
+	layout, err := bus.Ensure(t.Context(), js, cfg)
+	require.NoError(t, err)
+	sessions := recordings(t)
+	want := expected(t, "acme", sessions)
+
+	r := natstest.NewRelay(t, srv.Addr().String())
+	nnc, nlayout, err := bus.Open(t.Context(), r.URL(), t.Name(), cfg, quietLog(t))
+	require.NoError(t, err)
+	t.Cleanup(nnc.Close)
+	var cut sync.Once
+	away := normalize.WithMapHook(normalize.Config{OutageRetries: 2}, func(adapter.Frame) {
+		cut.Do(func() {
+			r.Down(true)
+			r.Cut()
+			time.AfterFunc(1500*time.Millisecond, func() { r.Down(false) })
+		})
+	})
+	n, err := normalize.New(t.Context(), nlayout, away, quietLog(t))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	// The frames come once every partition consumes: NATS goes away while
+	// a batch is mapped, not while the normalizer starts.
+	raw, err := js.Stream(t.Context(), bus.RawStream)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		count := 0
+		for range raw.ListConsumers(t.Context()).Info() {
+			count++
+		}
+		return count == layout.Config.Partitions
+	}, 10*time.Second, 10*time.Millisecond)
+	publish(t, layout, "acme", sessions, false)
+
+	got, _ := collect(t, js, total(want))
+	for k := range want {
+		require.Equal(t, want[k], got[k], "events of %s in the same order", k)
+	}
+	require.Zero(t, n.Stats().DeadLettered.Load())
+	cancel()
+	require.NoError(t, <-done)
 }

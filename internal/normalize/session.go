@@ -60,7 +60,7 @@ func (w *partitionWorker) session(ctx context.Context, meta frameMeta) (*session
 		entry, err = w.n.kv.Get(ctx, key)
 	}
 	if bus.Outage(err) {
-		entry, err = untilBack(ctx, w.n.stopping, func() (jetstream.KeyValueEntry, error) { return w.n.kv.Get(ctx, key) })
+		entry, err = untilBack(ctx, w.n, func() (jetstream.KeyValueEntry, error) { return w.n.kv.Get(ctx, key) })
 	}
 	switch {
 	case err == nil:
@@ -154,7 +154,7 @@ func (w *partitionWorker) readSession(ctx context.Context, meta frameMeta, after
 	subject := bus.RawSessionFilter(meta.tenant, meta.sessionKey, n.layout.Config.Partitions)
 	var out []rawFrame
 	for seq := max(startSeq, 1); ; {
-		m, err := untilBack(ctx, n.stopping, func() (*jetstream.RawStreamMsg, error) {
+		m, err := untilBack(ctx, n, func() (*jetstream.RawStreamMsg, error) {
 			return n.raw.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
 		})
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -250,7 +250,8 @@ func (n *Normalizer) put(ctx context.Context, key string, b []byte) error {
 		if err == nil {
 			return nil
 		}
-		if attempt >= 50 {
+		// NATS away: waited out as the batch's other calls are (untilBack).
+		if attempt >= 50 || (bus.Outage(err) && (attempt >= n.cfg.OutageRetries || closed(n.stopping))) {
 			return fmt.Errorf("save state of %s after %d attempts: %w", key, attempt, err)
 		}
 		n.log.Debug("saving state failed; retrying", "attempt", attempt, "err", err)
