@@ -105,8 +105,9 @@ type Normalizer struct {
 	raw    jetstream.Stream
 	stats  Stats
 	pacer  *pacer
-	// stopping is closed when Run's context ends: a batch in hand is
-	// finished, but not by waiting for NATS to come back (untilBack).
+	// stopping is closed when Run's context ends or a partition cannot
+	// start: a batch in hand is finished, but not by waiting for NATS to
+	// come back (untilBack).
 	stopping <-chan struct{}
 }
 
@@ -137,15 +138,17 @@ func (n *Normalizer) Run(ctx context.Context) error {
 	if n.cfg.PaceWindow > 0 {
 		n.pacer = newPacer(n.layout.Config.Partitions, uint64(n.cfg.PaceWindow))
 	}
-	n.stopping = ctx.Done()
+
 	// A consumer that cannot be applied stops the partitions already
 	// running too; a shutdown while they are being applied is no error.
 	run, cancel := context.WithCancel(ctx)
 	defer cancel()
+	n.stopping = run.Done()
 	var wg sync.WaitGroup
 	errs := make(chan error, n.layout.Config.Partitions+1)
 	for p := range n.layout.Config.Partitions {
-		c, err := n.layout.NormalizeConsumer(run, p)
+		// Applied anew at every start: a NATS restart then is waited out.
+		c, err := untilBack(run, n, func() (jetstream.Consumer, error) { return n.layout.NormalizeConsumer(run, p) })
 		if err != nil {
 			if ctx.Err() == nil {
 				errs <- err

@@ -177,3 +177,40 @@ func TestOutageLongerThanABatchWaits(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 }
+
+// TestStartDuringOutage: a normalizer started while NATS is away applies
+// its consumers once it is back, and normalizes.
+func TestStartDuringOutage(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	nc := natstest.Conn(t, srv)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	layout, err := bus.Ensure(t.Context(), js, bus.Config{})
+	require.NoError(t, err)
+	sessions := recordings(t)
+	want := expected(t, "acme", sessions)
+
+	r := natstest.NewRelay(t, srv.Addr().String())
+	nnc, nlayout, err := bus.Open(t.Context(), r.URL(), t.Name(), bus.Config{}, quietLog(t))
+	require.NoError(t, err)
+	t.Cleanup(nnc.Close)
+	n, err := normalize.New(t.Context(), nlayout, normalize.Config{}, quietLog(t))
+	require.NoError(t, err)
+	r.Down(true)
+	r.Cut()
+	require.Eventually(t, func() bool { return nnc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	time.Sleep(500 * time.Millisecond)
+	r.Down(false)
+	publish(t, layout, "acme", sessions, false)
+
+	got, _ := collect(t, js, total(want))
+	for k := range want {
+		require.Equal(t, want[k], got[k], "events of %s in the same order", k)
+	}
+	cancel()
+	require.NoError(t, <-done)
+}
