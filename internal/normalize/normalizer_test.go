@@ -201,12 +201,7 @@ func TestEndToEndMatchesOfflineMapping(t *testing.T) {
 	want := expected(t, "acme", sessions)
 	startNormalizers(t, srv.ClientURL(), 1, bus.Config{})
 	publish(t, layout, "acme", sessions, false)
-	got, events := collect(t, js, total(want))
-	require.Equal(t, keysOf(want), keysOf(got))
-	for k := range want {
-		require.Equal(t, want[k], got[k], "events of %s in the same order", k)
-	}
-	for _, e := range events {
+	for _, e := range requireDelivered(t, js, want) {
 		require.Equal(t, "acme", e.Tenant)
 	}
 
@@ -219,6 +214,18 @@ func TestEndToEndMatchesOfflineMapping(t *testing.T) {
 	info, err := raw.Info(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, before, info.State.Msgs)
+}
+
+// requireDelivered waits for want's events in RUNTIME, each session's in
+// its order and nothing more, and returns them in stream order.
+func requireDelivered(t *testing.T, js jetstream.JetStream, want map[string][]string) []canonical.Event {
+	t.Helper()
+	got, events := collect(t, js, total(want))
+	require.Equal(t, keysOf(want), keysOf(got))
+	for k := range want {
+		require.Equal(t, want[k], got[k], "events of %s in the same order", k)
+	}
+	return events
 }
 
 func natsMsg(m jetstream.Msg) *nats.Msg {

@@ -2,7 +2,6 @@ package normalize_test
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +16,66 @@ import (
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 )
 
+// relayed is a normalizer that reaches its NATS server through a relay,
+// so that the test can take NATS away from it, and a direct connection to
+// the same server.
+type relayed struct {
+	relay  *natstest.Relay
+	nc     *nats.Conn  // the normalizer's
+	layout *bus.Layout // the normalizer's
+	js     jetstream.JetStream
+	direct *bus.Layout
+	n      *normalize.Normalizer
+}
+
+func newRelayed(t *testing.T, cfg normalize.Config, layout bus.Config) *relayed {
+	t.Helper()
+	srv := natstest.Server(t)
+	x := &relayed{relay: natstest.NewRelay(t, srv.Addr().String())}
+	var err error
+	x.js, err = jetstream.New(natstest.Conn(t, srv))
+	require.NoError(t, err)
+	x.direct, err = bus.Ensure(t.Context(), x.js, layout)
+	require.NoError(t, err)
+	x.nc, x.layout, err = bus.Open(t.Context(), x.relay.URL(), t.Name(), layout, quietLog(t))
+	require.NoError(t, err)
+	t.Cleanup(x.nc.Close)
+	x.n, err = normalize.New(t.Context(), x.layout, cfg, quietLog(t))
+	require.NoError(t, err)
+	return x
+}
+
+// away takes NATS away from the normalizer, and gives it back after back
+// (never, if back is 0).
+func (x *relayed) away(t *testing.T, back time.Duration) {
+	t.Helper()
+	x.relay.Down(true)
+	x.relay.Cut()
+	require.Eventually(t, func() bool { return x.nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	if back > 0 {
+		time.AfterFunc(back, func() { x.relay.Down(false) })
+	}
+}
+
+// run runs the normalizer until the test ends, and checks it then stops
+// cleanly.
+func (x *relayed) run(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- x.n.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+func runtimeEvent() *nats.Msg {
+	msg := nats.NewMsg("runtime.codex.turn.started")
+	msg.Data = []byte(`{}`)
+	return msg
+}
+
 // TestPublishOutlastsOutage: an event whose publish fails while NATS is
 // away is published once it is back, however long that takes, not
 // dead-lettered when the retries run out: a publish fails at once while
@@ -24,24 +83,11 @@ import (
 // retry in a second.
 func TestPublishOutlastsOutage(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Server(t)
-	r := natstest.NewRelay(t, srv.Addr().String())
-	log := slog.New(slog.DiscardHandler)
-	nc, layout, err := bus.Open(t.Context(), r.URL(), t.Name(), bus.Config{}, log)
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	n, err := normalize.New(t.Context(), layout, normalize.Config{PublishRetries: 2}, log)
-	require.NoError(t, err)
-
-	r.Down(true)
-	r.Cut()
-	require.Eventually(t, func() bool { return nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
-	time.AfterFunc(1500*time.Millisecond, func() { r.Down(false) })
-	msg := nats.NewMsg("runtime.codex.turn.started")
-	msg.Data = []byte(`{}`)
-	require.NoError(t, n.AwaitPublish(t.Context(), msg))
-	require.Zero(t, n.Stats().DeadLettered.Load())
-	st, err := layout.JS.Stream(t.Context(), bus.RuntimeStream)
+	x := newRelayed(t, normalize.Config{PublishRetries: 2}, bus.Config{})
+	x.away(t, 1500*time.Millisecond)
+	require.NoError(t, x.n.AwaitPublish(t.Context(), runtimeEvent()))
+	require.Zero(t, x.n.Stats().DeadLettered.Load())
+	st, err := x.js.Stream(t.Context(), bus.RuntimeStream)
 	require.NoError(t, err)
 	info, err := st.Info(t.Context())
 	require.NoError(t, err)
@@ -52,43 +98,21 @@ func TestPublishOutlastsOutage(t *testing.T) {
 // is read once it is back, not failed (which stops the partition).
 func TestReadOutlastsOutage(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Server(t)
-	r := natstest.NewRelay(t, srv.Addr().String())
-	log := slog.New(slog.DiscardHandler)
-	nc, layout, err := bus.Open(t.Context(), r.URL(), t.Name(), bus.Config{}, log)
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	n, err := normalize.New(t.Context(), layout, normalize.Config{}, log)
-	require.NoError(t, err)
-
-	r.Down(true)
-	r.Cut()
-	require.Eventually(t, func() bool { return nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
-	time.AfterFunc(time.Second, func() { r.Down(false) })
-	require.NoError(t, n.LoadSession(t.Context(), "acme", "outage"))
+	x := newRelayed(t, normalize.Config{}, bus.Config{})
+	x.away(t, time.Second)
+	require.NoError(t, x.n.LoadSession(t.Context(), "acme", "outage"))
 }
 
 // TestDeadLetterOutlastsOutage: a frame dead-lettered while NATS is away
 // reaches the dead letters once it is back, not only the log.
 func TestDeadLetterOutlastsOutage(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Server(t)
-	r := natstest.NewRelay(t, srv.Addr().String())
-	log := slog.New(slog.DiscardHandler)
-	nc, layout, err := bus.Open(t.Context(), r.URL(), t.Name(), bus.Config{}, log)
+	x := newRelayed(t, normalize.Config{}, bus.Config{})
+	sub, err := x.nc.SubscribeSync(bus.DeadLetterSubject("normalize", "acme"))
 	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	n, err := normalize.New(t.Context(), layout, normalize.Config{}, log)
-	require.NoError(t, err)
-	sub, err := nc.SubscribeSync(bus.DeadLetterSubject("normalize", "acme"))
-	require.NoError(t, err)
-	require.NoError(t, nc.Flush())
-
-	r.Down(true)
-	r.Cut()
-	require.Eventually(t, func() bool { return nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
-	time.AfterFunc(time.Second, func() { r.Down(false) })
-	n.DeadLetter(t.Context(), "acme", []byte(`{"broken":`), "unusable frame headers: test")
+	require.NoError(t, x.nc.Flush())
+	x.away(t, time.Second)
+	x.n.DeadLetter(t.Context(), "acme", []byte(`{"broken":`), "unusable frame headers: test")
 	m, err := sub.NextMsg(5 * time.Second)
 	require.NoError(t, err)
 	require.Equal(t, `{"broken":`, string(m.Data))
@@ -99,28 +123,16 @@ func TestDeadLetterOutlastsOutage(t *testing.T) {
 // dead-lettered.
 func TestShutdownDuringOutage(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Server(t)
-	r := natstest.NewRelay(t, srv.Addr().String())
-	log := slog.New(slog.DiscardHandler)
-	nc, layout, err := bus.Open(t.Context(), r.URL(), t.Name(), bus.Config{}, log)
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	n, err := normalize.New(t.Context(), layout, normalize.Config{}, log)
-	require.NoError(t, err)
+	x := newRelayed(t, normalize.Config{}, bus.Config{})
 	stopping := make(chan struct{})
-	n.Stopping(stopping)
-
-	r.Down(true)
-	r.Cut()
-	require.Eventually(t, func() bool { return nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	x.n.Stopping(stopping)
+	x.away(t, 0)
 	time.AfterFunc(300*time.Millisecond, func() { close(stopping) })
 	start := time.Now()
-	msg := nats.NewMsg("runtime.codex.turn.started")
-	msg.Data = []byte(`{}`)
-	require.Error(t, n.AwaitPublish(t.Context(), msg))
+	require.Error(t, x.n.AwaitPublish(t.Context(), runtimeEvent()))
 	require.Less(t, time.Since(start), 3*time.Second)
-	require.Zero(t, n.Stats().DeadLettered.Load())
-	require.ErrorIs(t, n.LoadSession(t.Context(), "acme", "outage"), nats.ErrReconnectBufExceeded)
+	require.Zero(t, x.n.Stats().DeadLettered.Load())
+	require.ErrorIs(t, x.n.LoadSession(t.Context(), "acme", "outage"), nats.ErrReconnectBufExceeded)
 }
 
 // TestOutageLongerThanABatchWaits: NATS away for longer than a batch waits
@@ -129,88 +141,43 @@ func TestShutdownDuringOutage(t *testing.T) {
 // RUNTIME once, in order, none dead-lettered.
 func TestOutageLongerThanABatchWaits(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Server(t)
-	nc := natstest.Conn(t, srv)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	cfg := bus.Config{AckWait: time.Second, PinnedTTL: time.Second} // redelivered soon after NATS is back
-	layout, err := bus.Ensure(t.Context(), js, cfg)
-	require.NoError(t, err)
-	sessions := recordings(t)
-	want := expected(t, "acme", sessions)
-
-	r := natstest.NewRelay(t, srv.Addr().String())
-	nnc, nlayout, err := bus.Open(t.Context(), r.URL(), t.Name(), cfg, quietLog(t))
-	require.NoError(t, err)
-	t.Cleanup(nnc.Close)
 	var cut sync.Once
+	var x *relayed
 	away := normalize.WithMapHook(normalize.Config{OutageRetries: 2}, func(adapter.Frame) {
-		cut.Do(func() {
-			r.Down(true)
-			r.Cut()
-			time.AfterFunc(1500*time.Millisecond, func() { r.Down(false) })
+		cut.Do(func() { // in the partition's goroutine: no waiting here
+			x.relay.Down(true)
+			x.relay.Cut()
+			time.AfterFunc(1500*time.Millisecond, func() { x.relay.Down(false) })
 		})
 	})
-	n, err := normalize.New(t.Context(), nlayout, away, quietLog(t))
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
+	// Redelivered soon after NATS is back.
+	x = newRelayed(t, away, bus.Config{AckWait: time.Second, PinnedTTL: time.Second})
+	x.run(t)
 	// The frames come once every partition consumes: NATS goes away while
 	// a batch is mapped, not while the normalizer starts.
-	raw, err := js.Stream(t.Context(), bus.RawStream)
+	raw, err := x.js.Stream(t.Context(), bus.RawStream)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		count := 0
 		for range raw.ListConsumers(t.Context()).Info() {
 			count++
 		}
-		return count == layout.Config.Partitions
+		return count == x.direct.Config.Partitions
 	}, 10*time.Second, 10*time.Millisecond)
-	publish(t, layout, "acme", sessions, false)
-
-	got, _ := collect(t, js, total(want))
-	for k := range want {
-		require.Equal(t, want[k], got[k], "events of %s in the same order", k)
-	}
-	require.Zero(t, n.Stats().DeadLettered.Load())
-	cancel()
-	require.NoError(t, <-done)
+	sessions := recordings(t)
+	publish(t, x.direct, "acme", sessions, false)
+	requireDelivered(t, x.js, expected(t, "acme", sessions))
+	require.Zero(t, x.n.Stats().DeadLettered.Load())
 }
 
 // TestStartDuringOutage: a normalizer started while NATS is away applies
 // its consumers once it is back, and normalizes.
 func TestStartDuringOutage(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Server(t)
-	nc := natstest.Conn(t, srv)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	layout, err := bus.Ensure(t.Context(), js, bus.Config{})
-	require.NoError(t, err)
+	x := newRelayed(t, normalize.Config{}, bus.Config{})
+	x.away(t, 500*time.Millisecond)
+	x.run(t)
 	sessions := recordings(t)
-	want := expected(t, "acme", sessions)
-
-	r := natstest.NewRelay(t, srv.Addr().String())
-	nnc, nlayout, err := bus.Open(t.Context(), r.URL(), t.Name(), bus.Config{}, quietLog(t))
-	require.NoError(t, err)
-	t.Cleanup(nnc.Close)
-	n, err := normalize.New(t.Context(), nlayout, normalize.Config{}, quietLog(t))
-	require.NoError(t, err)
-	r.Down(true)
-	r.Cut()
-	require.Eventually(t, func() bool { return nnc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
-	time.Sleep(500 * time.Millisecond)
-	r.Down(false)
-	publish(t, layout, "acme", sessions, false)
-
-	got, _ := collect(t, js, total(want))
-	for k := range want {
-		require.Equal(t, want[k], got[k], "events of %s in the same order", k)
-	}
-	cancel()
-	require.NoError(t, <-done)
+	publish(t, x.direct, "acme", sessions, false)
+	requireDelivered(t, x.js, expected(t, "acme", sessions))
 }
