@@ -72,6 +72,36 @@ func Outage(err error) bool {
 		errors.Is(err, context.DeadlineExceeded)
 }
 
+// WaitOut calls f until it succeeds, fails for another reason than an
+// outage, has failed tries times (0: no bound), ctx ends or stop is
+// closed (nil: never), with backoff from 100ms to 5s, and returns f's last
+// result. The client does not hold requests while it reconnects
+// (Connect): a call that must outlast a NATS restart goes through here.
+func WaitOut[T any](ctx context.Context, stop <-chan struct{}, tries int, f func() (T, error)) (T, error) {
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		v, err := f()
+		if err == nil || !Outage(err) || attempt == tries || ctx.Err() != nil || closed(stop) {
+			return v, err
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		case <-stop:
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // Open connects a service to NATS (Connect) and applies the layout
 // (Ensure): what every command that publishes or consumes does first. On
 // failure nothing is left open.

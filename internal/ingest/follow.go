@@ -703,24 +703,12 @@ func (fw *follower) save(ctx context.Context, st *followState) error {
 	}
 	sctx, cancel := flushContext(ctx)
 	defer cancel()
-	// A NATS restart is waited out: while the client reconnects a put fails
-	// at once (bus.Connect), and the follower would stop.
-	backoff := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		_, err = fw.kv.Put(sctx, followKey(fw.in.Pub.tenant, fw.baseKey(st.Path)), b)
-		if err == nil {
-			return nil
-		}
-		if !bus.Outage(err) || sctx.Err() != nil {
-			return fmt.Errorf("save the offset of %s: %w", st.Path, err)
-		}
-		if attempt == 1 || attempt%10 == 0 {
-			fw.in.Log.Warn("saving a file's offset failed; retrying", "path", st.Path, "attempt", attempt, "err", err)
-		}
-		select {
-		case <-time.After(backoff):
-		case <-sctx.Done():
-		}
-		backoff = min(2*backoff, 2*time.Second)
+	// A NATS restart is waited out (bus.WaitOut), or the follower would stop.
+	_, err = bus.WaitOut(sctx, nil, 0, func() (uint64, error) {
+		return fw.kv.Put(sctx, followKey(fw.in.Pub.tenant, fw.baseKey(st.Path)), b)
+	})
+	if err != nil {
+		return fmt.Errorf("save the offset of %s: %w", st.Path, err)
 	}
+	return nil
 }

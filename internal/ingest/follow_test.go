@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/bus"
@@ -334,9 +333,7 @@ func TestFollowAcrossOutage(t *testing.T) {
 	fl := startFollower(t, f, dir)
 	f.waitRaw(t, 2)
 
-	r.Down(true)
-	r.Cut()
-	require.Eventually(t, func() bool { return f.nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	r.GoAway(t, f.nc)
 	require.NoError(t, os.Rename(a, a+".1"))
 	time.Sleep(300 * time.Millisecond) // polls every 10 ms
 	select {
@@ -344,7 +341,7 @@ func TestFollowAcrossOutage(t *testing.T) {
 		t.Fatalf("the follower stopped while NATS was away: %v", err)
 	default:
 	}
-	r.Down(false)
+	r.Back()
 	require.Eventually(t, f.nc.IsConnected, 5*time.Second, time.Millisecond)
 	appendFile(t, a, frameLines("a2", 1, 2))
 	f.waitRaw(t, 4)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/bus"
@@ -35,12 +34,10 @@ func TestOrderAcrossOutage(t *testing.T) {
 
 	r.Lose(true) // the server stops reading
 	publish(3, 6)
-	r.Down(true) // and goes away
-	r.Cut()
-	require.Eventually(t, func() bool { return f.nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
-	publish(7, 10) // while the client reconnects
+	r.GoAway(t, f.nc) // and goes away
+	publish(7, 10)    // while the client reconnects
 	r.Lose(false)
-	r.Down(false)
+	r.Back()
 	require.NoError(t, f.in.Pub.Flush(t.Context()))
 
 	var ordinals []string

@@ -6,6 +6,9 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // Relay forwards TCP connections to a NATS server and can stand for its
@@ -108,3 +111,21 @@ func (r *Relay) Cut() {
 	}
 	r.open = nil
 }
+
+// GoAway takes the server away from the relay's clients (new connections
+// refused, open ones cut) and returns once nc has noticed.
+func (r *Relay) GoAway(tb testing.TB, nc *nats.Conn) {
+	tb.Helper()
+	r.Down(true)
+	r.Cut()
+	deadline := time.Now().Add(5 * time.Second)
+	for nc.Status() == nats.CONNECTED {
+		if time.Now().After(deadline) {
+			tb.Fatalf("natstest: relay: the client did not notice the server go away")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Back lets the relay's clients connect again.
+func (r *Relay) Back() { r.Down(false) }

@@ -248,35 +248,12 @@ func (n *Normalizer) partition(ctx context.Context, p int, c jetstream.Consumer)
 	return nil
 }
 
-// untilBack calls f until it succeeds, fails for another reason than
-// NATS being away (bus.Outage), has failed that way cfg.OutageRetries
-// times, or n is stopping. A read or write in the middle of a batch waits
-// a NATS restart out, since the client no longer holds requests while it
-// reconnects (bus.Connect); past that, or when a shutdown begins, the
-// batch is left unacked, for redelivery (partition).
+// untilBack waits an outage out for a call in the middle of a batch or
+// at start (bus.WaitOut): failing, it would stop the partition. Past
+// cfg.OutageRetries, or once a shutdown begins, its error leaves the batch
+// unacked, for redelivery (partition).
 func untilBack[T any](ctx context.Context, n *Normalizer, f func() (T, error)) (T, error) {
-	backoff := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		v, err := f()
-		if err == nil || !bus.Outage(err) || attempt >= n.cfg.OutageRetries || ctx.Err() != nil || closed(n.stopping) {
-			return v, err
-		}
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-		case <-n.stopping:
-		}
-		backoff = min(2*backoff, 5*time.Second)
-	}
-}
-
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
+	return bus.WaitOut(ctx, n.stopping, n.cfg.OutageRetries, f)
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -517,34 +494,36 @@ func (w *partitionWorker) awaitPublish(ctx context.Context, pe pendingEvent) err
 	}
 	backoff := 100 * time.Millisecond
 	var last error
-	for tries, outages := 0, 0; tries < n.cfg.PublishRetries; {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := n.layout.JS.PublishMsg(pctx, pe.msg)
-		cancel()
+	for range n.cfg.PublishRetries {
+		err := n.publish(ctx, pe.msg)
 		if err == nil {
 			return nil
+		}
+		// NATS away for longer than a batch waits, or a shutdown: the
+		// batch is left for redelivery, the event is not dead-lettered.
+		if bus.Outage(err) {
+			return fmt.Errorf("publish to RUNTIME while NATS is away: %w", err)
 		}
 		last = err
 		if errors.Is(err, nats.ErrMaxPayload) {
 			break // retrying cannot help
-		}
-		// While the client reconnects a publish fails at once (bus.Connect):
-		// an outage is waited out (as untilBack does), not counted against
-		// the retries, or a restart of NATS would dead-letter the events in
-		// hand. Past that, or when a shutdown begins, the batch is left
-		// unacked instead, for redelivery.
-		if errors.Is(err, nats.ErrReconnectBufExceeded) {
-			if outages++; outages >= n.cfg.OutageRetries || ctx.Err() != nil || closed(n.stopping) {
-				return fmt.Errorf("publish to RUNTIME while NATS is away: %w", err)
-			}
-		} else {
-			tries++
 		}
 		sleep(ctx, backoff)
 		backoff = min(2*backoff, 5*time.Second)
 	}
 	n.deadLetter(ctx, pe.msg.Header.Get("ce-tenant"), pe.msg.Data, pe.msg.Header, "publish to RUNTIME failed: "+last.Error())
 	return nil
+}
+
+// publish publishes msg to a stream and waits for its ack, each try
+// bounded, an outage waited out (untilBack).
+func (n *Normalizer) publish(ctx context.Context, msg *nats.Msg) error {
+	_, err := untilBack(ctx, n, func() (*jetstream.PubAck, error) {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return n.layout.JS.PublishMsg(pctx, msg)
+	})
+	return err
 }
 
 func (n *Normalizer) object(ctx context.Context, name string) ([]byte, error) {
@@ -576,13 +555,9 @@ func (n *Normalizer) deadLetter(ctx context.Context, tenant string, data []byte,
 		msg.Data = data[:max(limit, 0)]
 		msg.Header.Set(bus.HeaderReason, reason+fmt.Sprintf(" (body cut to %d of %d bytes)", len(msg.Data), len(data)))
 	}
-	// NATS away: waited out as the batch's other writes are, or the only
-	// copy of the frame or event would be this log line.
-	if _, err := untilBack(ctx, n, func() (*jetstream.PubAck, error) {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		return n.layout.JS.PublishMsg(pctx, msg)
-	}); err != nil {
+	// NATS away: waited out (publish), or the only copy of the frame or
+	// event would be this log line.
+	if err := n.publish(ctx, msg); err != nil {
 		n.log.Error("dead-lettering failed", "reason", reason, "err", err)
 		return
 	}

@@ -49,11 +49,9 @@ func newRelayed(t *testing.T, cfg normalize.Config, layout bus.Config) *relayed 
 // (never, if back is 0).
 func (x *relayed) away(t *testing.T, back time.Duration) {
 	t.Helper()
-	x.relay.Down(true)
-	x.relay.Cut()
-	require.Eventually(t, func() bool { return x.nc.Status() != nats.CONNECTED }, 5*time.Second, time.Millisecond)
+	x.relay.GoAway(t, x.nc)
 	if back > 0 {
-		time.AfterFunc(back, func() { x.relay.Down(false) })
+		time.AfterFunc(back, x.relay.Back)
 	}
 }
 
@@ -147,7 +145,7 @@ func TestOutageLongerThanABatchWaits(t *testing.T) {
 		cut.Do(func() { // in the partition's goroutine: no waiting here
 			x.relay.Down(true)
 			x.relay.Cut()
-			time.AfterFunc(1500*time.Millisecond, func() { x.relay.Down(false) })
+			time.AfterFunc(1500*time.Millisecond, x.relay.Back)
 		})
 	})
 	// Redelivered soon after NATS is back.

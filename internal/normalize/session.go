@@ -241,17 +241,17 @@ func encodeState(s *sessionEntry) ([]byte, error) {
 
 // put saves one state, retrying with backoff.
 func (n *Normalizer) put(ctx context.Context, key string, b []byte) error {
-	var err error
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err = n.kv.Put(pctx, key, b)
-		cancel()
+		_, err := untilBack(ctx, n, func() (uint64, error) {
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			return n.kv.Put(pctx, key, b)
+		})
 		if err == nil {
 			return nil
 		}
-		// NATS away: waited out as the batch's other calls are (untilBack).
-		if attempt >= 50 || (bus.Outage(err) && (attempt >= n.cfg.OutageRetries || closed(n.stopping))) {
+		if attempt >= 50 || bus.Outage(err) {
 			return fmt.Errorf("save state of %s after %d attempts: %w", key, attempt, err)
 		}
 		n.log.Debug("saving state failed; retrying", "attempt", attempt, "err", err)

@@ -345,29 +345,29 @@ func (it *itemPatch) lifecycle(p *canonical.ItemLifecycle) {
 }
 
 func (it *itemPatch) appendText(k canonical.StreamKind, s string) {
-	i := streamIndex(k)
-	texts := &it.text
-	if it.completedAt != nil {
-		texts = &it.late
+	if i := streamIndex(k); it.completedAt != nil {
+		extend(&it.late[i], s)
+	} else {
+		extend(&it.text[i], s)
 	}
-	if texts[i] == nil {
-		texts[i] = &strings.Builder{}
+}
+
+// extend appends s to the text b holds, made on first use.
+func extend(b **strings.Builder, s string) {
+	if *b == nil {
+		*b = &strings.Builder{}
 	}
-	_, _ = texts[i].WriteString(s)
+	_, _ = (*b).WriteString(s)
 }
 
 // completes folds an item.completed in: the deltas that came late, after
 // an earlier completion in this batch, join the text it completes.
 func (it *itemPatch) completes(p *canonical.ItemCompleted, at time.Time) {
 	for i, l := range it.late {
-		if l == nil {
-			continue
+		if l != nil {
+			extend(&it.text[i], l.String())
+			it.late[i] = nil
 		}
-		if it.text[i] == nil {
-			it.text[i] = &strings.Builder{}
-		}
-		_, _ = it.text[i].WriteString(l.String())
-		it.late[i] = nil
 	}
 	if p.Status == "" {
 		it.status = new(string(canonical.ItemStatusCompleted))

@@ -644,13 +644,6 @@ func ptr[T any](v any) *T {
 	panic(fmt.Sprintf("rows: %T is not %T", v, zero))
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func asInt32(v any) *int32 {
 	switch n := v.(type) {
 	case int:
@@ -805,8 +798,14 @@ func (w *writes) queue(b *pgx.Batch) {
 			it := w.items[k]
 			vals := []any{k.tenant, k.id, k.session, it.thread, it.turn, it.provider, it.itemType, it.status, it.title, it.detail,
 				it.toolName, it.command, it.exitCode, filesJSON(it.files), it.parent}
-			var app []any // the batch's deltas appended to the columns
+			// tenant, item, session, flush, drop, then the deltas folded in
+			// per stream (flushItemText)
+			flush := make([]any, 5, 5+numStreams)
+			flush[0], flush[1], flush[2], flush[3] = k.tenant, k.id, k.session, 0
 			completes, replaced := it.completedAt != nil, 0
+			if completes {
+				flush[3] = 1
+			}
 			for i, t := range it.text {
 				var content, deltas any
 				c := it.content[i]
@@ -825,11 +824,12 @@ func (w *writes) queue(b *pgx.Batch) {
 				if l := it.late[i]; l != nil {
 					parts.add(k.tenant, k.id, k.session, i, l.String())
 				}
-				vals, app = append(vals, content), append(app, deltas)
+				vals, flush = append(vals, content), append(flush, deltas)
 			}
 			rs.add(append(vals, it.startedAt, it.completedAt, it.updatedAt, it.durationMs)...)
 			if completes || replaced != 0 {
-				flushes.add(append([]any{k.tenant, k.id, k.session, boolInt(completes), replaced}, app...)...)
+				flush[4] = replaced
+				flushes.add(flush...)
 			}
 		}
 		rs.queueTo(b, upsertItems)
