@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,15 +51,16 @@ type ProjectFigures struct {
 	// how much to trust Ratio.
 	RatioMin, RatioMax float64
 	// FloorEventsPerS is what consuming RUNTIME costs before any
-	// projecting: the projector's consumer, batch size and acks (one,
-	// cumulative, per batch),
-	// each batch's log rows (decoded before the clock) copied into a bare
-	// table like the baseline's, committed, then acked; consuming and
-	// copying overlap, one batch is copied at a time. FloorRatio is the
-	// rounds' median of floor / baseline. The floor's CPU per event
-	// (FloorCPUMsPer1k) is what no projector consuming RUNTIME this way
-	// can spend less than: the machine's cores divided by it bound the
-	// projector's rate, whatever its own work costs.
+	// projecting: the projector's consumer, batch size, parallelism and
+	// cumulative acks, each batch's log rows (decoded before the clock)
+	// copied into a bare table like the baseline's, committed, then
+	// acked; consuming and copying overlap, and as many batches are
+	// copied at once as the projector has workers. FloorRatio is the
+	// rounds' median of floor / baseline: no projector consuming RUNTIME
+	// this way on this machine gets above it. The floor's CPU per event
+	// (FloorCPUMsPer1k) is what such a projector cannot spend less than:
+	// the machine's cores divided by it bound the projector's rate,
+	// whatever its own work costs.
 	FloorEventsPerS, FloorRatio float64
 	// CPUMsPer1k and BaselineCPUMsPer1k are what the projector and the
 	// baseline cost the whole machine (every CPU, every process: Postgres
@@ -363,11 +365,12 @@ func truncate(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
 // floorRound consumes the preloaded RUNTIME stream through a new consumer
 // configured as the projector's, as the projector does (a batch is what
 // has arrived, up to its batch size), and copies each batch's log rows
-// into a bare table, a transaction per batch, acking its messages after
-// the commit. A reader fills the next batch while one is copied. Nothing
-// is projected. The rows are built from events, the stream's events in
-// order, decoded before the clock; with decode, from each message, decoded
-// by the reader as it arrives.
+// into a bare table, a transaction per batch, on as many connections at
+// once as the projector has workers, acking after the commits
+// cumulatively, as the projector does. Nothing is projected. A reader
+// fills the next batches while others are copied. The rows are built from
+// events, the stream's events in order, decoded before the clock; with
+// decode, from each message, decoded by the reader as it arrives.
 func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, consumer string, events []canonical.Event, decode bool) (time.Duration, error) {
 	pc := project.Config{}.WithDefaults()
 	start := time.Now()
@@ -383,8 +386,8 @@ func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, con
 	defer it.Stop()
 	in := make(chan floorMsg, pc.BatchSize)
 	read := make(chan error, 1)
-	copying, stopReading := context.WithCancel(ctx)
-	defer stopReading()
+	copying, stopCopying := context.WithCancel(ctx)
+	defer stopCopying()
 	go func() {
 		defer close(in)
 		for range events {
@@ -404,29 +407,36 @@ func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, con
 			return
 		}
 	}()
-	copied := 0
-	for m := range in {
-		batch := []floorMsg{m}
-	fill:
-		for len(batch) < pc.BatchSize {
-			select {
-			case m, ok := <-in:
-				if !ok {
-					break fill
+	acked := newFloorAcks(len(events))
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		copied   int
+	)
+	for range pc.Workers {
+		wg.Go(func() {
+			for batch := range nextBatches(in, pc.BatchSize) {
+				err := copyBatch(copying, pool, batch)
+				if err == nil {
+					err = acked.finish(batch)
 				}
-				batch = append(batch, m)
-			default:
-				break fill
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+					stopCopying()
+				}
+				copied += len(batch)
+				mu.Unlock()
+				if err != nil {
+					return
+				}
 			}
-		}
-		if err := copyBatch(ctx, pool, batch); err != nil {
-			return 0, err
-		}
-		// Cumulative, as the projector's: batches are copied in order.
-		if err := batch[len(batch)-1].msg.Ack(); err != nil {
-			return 0, err
-		}
-		copied += len(batch)
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, firstErr
 	}
 	if copied < len(events) {
 		return 0, fmt.Errorf("consumed %d of %d events: %w", copied, len(events), <-read)
@@ -437,10 +447,75 @@ func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, con
 	return time.Since(start), nil
 }
 
+// nextBatches yields batches of what has arrived on in, each its first
+// message (waited for) and those behind it, up to size, until in is
+// closed.
+func nextBatches(in <-chan floorMsg, size int) func(yield func([]floorMsg) bool) {
+	return func(yield func([]floorMsg) bool) {
+		for m := range in {
+			batch := []floorMsg{m}
+		fill:
+			for len(batch) < size {
+				select {
+				case m, ok := <-in:
+					if !ok {
+						break fill
+					}
+					batch = append(batch, m)
+				default:
+					break fill
+				}
+			}
+			if !yield(batch) {
+				return
+			}
+		}
+	}
+}
+
+// floorAcks acks the floor's messages cumulatively, as the projector's
+// acks do: batches are copied on several connections and commit in any
+// order, and an ack acks every earlier message, so it goes to the last
+// message of the oldest run of committed ones. Messages are known by their
+// stream sequence, 1 to n.
+type floorAcks struct {
+	mu       sync.Mutex
+	finished []acker // by sequence - 1; nil until committed
+	floor    int     // how many from the first are committed
+}
+
+// acker is a message's ack (jetstream.Msg's).
+type acker interface{ Ack() error }
+
+func newFloorAcks(n int) *floorAcks { return &floorAcks{finished: make([]acker, n)} }
+
+// finish records a committed batch and acks the end of the oldest run of
+// committed messages, if that moved.
+func (a *floorAcks) finish(batch []floorMsg) error {
+	a.mu.Lock()
+	for _, m := range batch {
+		a.finished[m.seq-1] = m.msg
+	}
+	var last acker
+	for a.floor < len(a.finished) && a.finished[a.floor] != nil {
+		last = a.finished[a.floor]
+		a.finished[a.floor] = nil // keep nothing acked
+		a.floor++
+	}
+	a.mu.Unlock()
+	if last == nil {
+		return nil
+	}
+	return last.Ack()
+}
+
 // floorMsg is a RUNTIME message the floor copies, with its event and
 // stream sequence.
 type floorMsg struct {
-	msg jetstream.Msg
+	msg interface {
+		acker
+		Data() []byte
+	}
 	ev  *canonical.Event
 	seq uint64
 }
