@@ -174,6 +174,7 @@ func (m ackRecorder) Data() []byte { return nil }
 // committed messages, never past one still being copied, and the last
 // commit acks the last message.
 func TestFloorAcksCumulative(t *testing.T) {
+	t.Parallel()
 	var acked []uint64
 	batch := func(seqs ...uint64) []floorMsg {
 		var b []floorMsg
