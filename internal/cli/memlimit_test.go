@@ -30,6 +30,8 @@ func TestParseBytes(t *testing.T) {
 func TestMemoryLimitFlag(t *testing.T) { //nolint:paralleltest // sets the process's memory limit
 	before := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(before)
+	beforeGC := gcPercent()
+	defer debug.SetGCPercent(beforeGC)
 
 	r := run(t, "normalize", "--memory-limit", "lots")
 	require.Equal(t, ExitUsage, r.code, r.stderr)
@@ -40,6 +42,27 @@ func TestMemoryLimitFlag(t *testing.T) { //nolint:paralleltest // sets the proce
 	// NATS still leaves it set.
 	run(t, "normalize", "--memory-limit", "300MiB", "--nats-url", "nats://127.0.0.1:1", "--metrics-listen", "")
 	require.Equal(t, int64(300<<20), debug.SetMemoryLimit(-1))
+	require.Equal(t, limitedGCPercent, gcPercent(), "under a limit")
 	run(t, "normalize", "--memory-limit", "0", "--nats-url", "nats://127.0.0.1:1", "--metrics-listen", "")
 	require.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1))
+	require.Equal(t, 100, gcPercent(), "without a limit, the runtime's default")
+
+	// GOMEMLIMIT is a limit too; GOGC, when set, is left as the runtime
+	// read it.
+	t.Setenv("GOMEMLIMIT", "200MiB")
+	debug.SetMemoryLimit(200 << 20)
+	run(t, "normalize", "--nats-url", "nats://127.0.0.1:1", "--metrics-listen", "")
+	require.Equal(t, int64(200<<20), debug.SetMemoryLimit(-1))
+	require.Equal(t, limitedGCPercent, gcPercent())
+	t.Setenv("GOGC", "150")
+	debug.SetGCPercent(150)
+	run(t, "normalize", "--memory-limit", "300MiB", "--nats-url", "nats://127.0.0.1:1", "--metrics-listen", "")
+	require.Equal(t, 150, gcPercent())
+}
+
+// gcPercent is the collector's GOGC, left as it was.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
 }
