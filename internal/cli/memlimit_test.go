@@ -27,7 +27,9 @@ func TestParseBytes(t *testing.T) {
 
 // TestMemoryLimitFlag runs the flag through a service command: a bad value
 // is a one-line usage error; a good one is what the runtime then holds.
-func TestMemoryLimitFlag(t *testing.T) { //nolint:paralleltest // sets the process's memory limit
+// It sets the process's memory limit and GOGC, so it does not run in
+// parallel.
+func TestMemoryLimitFlag(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(before)
 	beforeGC := gcPercent()
