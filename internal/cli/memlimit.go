@@ -22,7 +22,8 @@ import (
 // both).
 const defaultMemoryLimit = "160MiB"
 
-const memoryLimitUsage = "soft limit of the process's Go memory, e.g. 160MiB, 1GiB; 0 turns it off (GOMEMLIMIT, when set, wins over the default)"
+var memoryLimitUsage = "soft limit of the process's Go memory, e.g. 160MiB, 1GiB; 0 turns it off (GOMEMLIMIT, when set, wins over the default); " +
+	"under a limit the collector runs at GOGC=" + strconv.Itoa(limitedGCPercent) + " unless GOGC is set"
 
 // limitedGCPercent is the collector's GOGC while a memory limit is in
 // effect and GOGC is not set. The limit, not GOGC, bounds what the
