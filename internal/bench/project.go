@@ -480,7 +480,7 @@ func nextBatches(in <-chan floorMsg, size int) func(yield func([]floorMsg) bool)
 // stream sequence, 1 to n.
 type floorAcks struct {
 	mu       sync.Mutex
-	finished []acker // by sequence - 1; nil until committed
+	finished []acker // by sequence - 1; set once committed, until acked
 	floor    int     // how many from the first are committed
 }
 
@@ -499,7 +499,7 @@ func (a *floorAcks) finish(batch []floorMsg) error {
 	var last acker
 	for a.floor < len(a.finished) && a.finished[a.floor] != nil {
 		last = a.finished[a.floor]
-		a.finished[a.floor] = nil // keep nothing acked
+		a.finished[a.floor] = nil
 		a.floor++
 	}
 	a.mu.Unlock()
