@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,48 +156,5 @@ func TestDecodedFloorDecodes(t *testing.T) {
 	}
 	if rows != n || seqs != n || matching != n {
 		t.Errorf("%d rows, %d sequences, %d rows matching their document; want all %d", rows, seqs, matching, n)
-	}
-}
-
-// ackRecorder is a message whose acks are recorded by sequence.
-type ackRecorder struct {
-	seq   uint64
-	acked *[]uint64
-}
-
-func (m ackRecorder) Ack() error   { *m.acked = append(*m.acked, m.seq); return nil }
-func (m ackRecorder) Data() []byte { return nil }
-
-// TestFloorAcksCumulative commits the floor's batches out of order, as its
-// parallel copies do: each ack goes to the end of the oldest run of
-// committed messages, never past one still being copied, and the last
-// commit acks the last message.
-func TestFloorAcksCumulative(t *testing.T) {
-	t.Parallel()
-	var acked []uint64
-	batch := func(seqs ...uint64) []floorMsg {
-		var b []floorMsg
-		for _, s := range seqs {
-			b = append(b, floorMsg{msg: ackRecorder{s, &acked}, seq: s})
-		}
-		return b
-	}
-	a := newFloorAcks(7)
-	for _, step := range []struct {
-		commit []uint64
-		want   []uint64
-	}{
-		{[]uint64{4, 5}, nil},
-		{[]uint64{1, 2}, []uint64{2}},
-		{[]uint64{7}, []uint64{2}},
-		{[]uint64{3}, []uint64{2, 5}},
-		{[]uint64{6}, []uint64{2, 5, 7}},
-	} {
-		if err := a.finish(batch(step.commit...)); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(acked, step.want) {
-			t.Fatalf("after committing %v: acked %v, want %v", step.commit, acked, step.want)
-		}
 	}
 }

@@ -13,12 +13,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/embedded"
@@ -363,12 +363,12 @@ func truncate(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
 }
 
 // floorRound consumes the preloaded RUNTIME stream through a new consumer
-// configured as the projector's, as the projector does (a batch is what
-// has arrived, up to its batch size), and copies each batch's log rows
-// into a bare table, a transaction per batch, on as many connections at
-// once as the projector has workers, acking after the commits
-// cumulatively, as the projector does. Nothing is projected. A reader
-// fills the next batches while others are copied. The rows are built from
+// configured as the projector's, as the projector does, and copies each
+// batch's log rows into a bare table, a transaction per batch, on as many
+// connections at once as the projector has workers, acking after the
+// commits with the projector's own batching and cumulative acks
+// (project.Batches, project.Acks). Nothing is projected. A reader fills
+// the next batches while others are copied. The rows are built from
 // events, the stream's events in order, decoded before the clock; with
 // decode, from each message, decoded by the reader as it arrives.
 func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, consumer string, events []canonical.Event, decode bool) (time.Duration, error) {
@@ -384,62 +384,47 @@ func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, con
 		return 0, err
 	}
 	defer it.Stop()
+	acks := project.NewAcks(layout.JS.Conn(), slog.New(slog.DiscardHandler))
 	in := make(chan floorMsg, pc.BatchSize)
-	read := make(chan error, 1)
-	copying, stopCopying := context.WithCancel(ctx)
-	defer stopCopying()
-	go func() {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
 		defer close(in)
 		for range events {
-			m, err := it.Next()
-			if err == nil {
-				var f floorMsg
-				if f, err = readFloorMsg(m, events, decode); err == nil {
-					select {
-					case in <- f:
-						continue
-					case <-copying.Done():
-						return
-					}
-				}
+			m, err := it.Next(jetstream.NextContext(gctx))
+			if err != nil {
+				return err
 			}
-			read <- err
-			return
+			f, err := readFloorMsg(m, events, decode)
+			if err != nil {
+				return err
+			}
+			f.pos = acks.Track(m)
+			select {
+			case in <- f:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
 		}
-	}()
-	acked := newFloorAcks(len(events))
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		copied   int
-	)
+		return nil
+	})
 	for range pc.Workers {
-		wg.Go(func() {
-			for batch := range nextBatches(in, pc.BatchSize) {
-				err := copyBatch(copying, pool, batch)
-				if err == nil {
-					err = acked.finish(batch)
+		g.Go(func() error {
+			var done []uint64
+			for batch := range project.Batches(in, pc.BatchSize) {
+				if err := copyBatch(gctx, pool, batch); err != nil {
+					return err
 				}
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-					stopCopying()
+				done = done[:0]
+				for _, m := range batch {
+					done = append(done, m.pos)
 				}
-				copied += len(batch)
-				mu.Unlock()
-				if err != nil {
-					return
-				}
+				acks.Finish(done...)
 			}
+			return nil
 		})
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return 0, firstErr
-	}
-	if copied < len(events) {
-		return 0, fmt.Errorf("consumed %d of %d events: %w", copied, len(events), <-read)
+	if err := g.Wait(); err != nil {
+		return 0, err
 	}
 	if err := waitAcked(ctx, layout.JS, consumer, make(chan error)); err != nil {
 		return 0, err
@@ -447,77 +432,13 @@ func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, con
 	return time.Since(start), nil
 }
 
-// nextBatches yields batches of what has arrived on in, each its first
-// message (waited for) and those behind it, up to size, until in is
-// closed.
-func nextBatches(in <-chan floorMsg, size int) func(yield func([]floorMsg) bool) {
-	return func(yield func([]floorMsg) bool) {
-		for m := range in {
-			batch := []floorMsg{m}
-		fill:
-			for len(batch) < size {
-				select {
-				case m, ok := <-in:
-					if !ok {
-						break fill
-					}
-					batch = append(batch, m)
-				default:
-					break fill
-				}
-			}
-			if !yield(batch) {
-				return
-			}
-		}
-	}
-}
-
-// floorAcks acks the floor's messages cumulatively, as the projector's
-// acks do: batches are copied on several connections and commit in any
-// order, and an ack acks every earlier message, so it goes to the last
-// message of the oldest run of committed ones. Messages are known by their
-// stream sequence, 1 to n.
-type floorAcks struct {
-	mu       sync.Mutex
-	finished []acker // by sequence - 1; set once committed, until acked
-	floor    int     // how many from the first are committed
-}
-
-// acker is a message's ack (jetstream.Msg's).
-type acker interface{ Ack() error }
-
-func newFloorAcks(n int) *floorAcks { return &floorAcks{finished: make([]acker, n)} }
-
-// finish records a committed batch and acks the end of the oldest run of
-// committed messages, if that moved.
-func (a *floorAcks) finish(batch []floorMsg) error {
-	a.mu.Lock()
-	for _, m := range batch {
-		a.finished[m.seq-1] = m.msg
-	}
-	var last acker
-	for a.floor < len(a.finished) && a.finished[a.floor] != nil {
-		last = a.finished[a.floor]
-		a.finished[a.floor] = nil
-		a.floor++
-	}
-	a.mu.Unlock()
-	if last == nil {
-		return nil
-	}
-	return last.Ack()
-}
-
-// floorMsg is a RUNTIME message the floor copies, with its event and
-// stream sequence.
+// floorMsg is a RUNTIME message the floor copies, with its event, stream
+// sequence and position in the floor's acks.
 type floorMsg struct {
-	msg interface {
-		acker
-		Data() []byte
-	}
+	msg jetstream.Msg
 	ev  *canonical.Event
 	seq uint64
+	pos uint64
 }
 
 // readFloorMsg reads m's stream sequence and takes its event from events,

@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// acks keeps the run's deliveries and acks them cumulatively (the AckAll
+// Acks keeps the run's deliveries and acks them cumulatively (the AckAll
 // policy of the consumer): an ack of one delivery acks every earlier one, so it may be
 // sent only once every delivery before it is finished, and the workers
 // finish theirs out of order. Deliveries are tracked in the order the
@@ -26,7 +26,7 @@ import (
 // finished one waiting for the slowest worker's oldest delivery holds
 // nothing of the event in the heap. It is named by its position in the
 // run (0, 1, 2, ...), kept by value in q: nothing is allocated per event.
-type acks struct {
+type Acks struct {
 	nc   *nats.Conn
 	mu   sync.Mutex
 	q    []tracked // oldest first; those before head are acked
@@ -41,24 +41,26 @@ type tracked struct {
 	finished bool
 }
 
-func newAcks(nc *nats.Conn, log *slog.Logger) *acks { return &acks{nc: nc, log: log} }
+// NewAcks tracks deliveries of a consumer with cumulative acks, acking
+// through nc. The bench's floors ack with it too, as the projector does.
+func NewAcks(nc *nats.Conn, log *slog.Logger) *Acks { return &Acks{nc: nc, log: log} }
 
 // ackBody is JetStream's ack: sent to a delivery's reply subject, it acks
 // it, and every earlier one under cumulative acks (jetstream.Msg.Ack
 // sends the same; the message itself is not kept to call it).
 var ackBody = []byte("+ACK")
 
-// track tracks the run's next delivery and returns its position.
-func (a *acks) track(m jetstream.Msg) uint64 {
+// Track tracks the run's next delivery and returns its position.
+func (a *Acks) Track(m jetstream.Msg) uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.q = append(a.q, tracked{reply: m.Reply()})
 	return a.base + uint64(len(a.q)-1) //nolint:gosec // a length is non-negative
 }
 
-// finish finishes the deliveries at these positions and acks the last one
+// Finish finishes the deliveries at these positions and acks the last one
 // of the oldest run of finished ones, if that moved.
-func (a *acks) finish(positions ...uint64) {
+func (a *Acks) Finish(positions ...uint64) {
 	a.mu.Lock()
 	for _, pos := range positions {
 		a.q[pos-a.base].finished = true

@@ -74,10 +74,10 @@ func TestAcksInOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := newAcks(nc, slog.New(slog.DiscardHandler))
+			a := NewAcks(nc, slog.New(slog.DiscardHandler))
 			var pos []uint64
 			for m := range batch.Messages() {
-				pos = append(pos, a.track(m))
+				pos = append(pos, a.Track(m))
 			}
 			if len(pos) != tt.n {
 				t.Fatalf("fetched %d of %d", len(pos), tt.n)
@@ -98,7 +98,7 @@ func TestAcksInOrder(t *testing.T) {
 				for _, s := range st.finish {
 					done = append(done, pos[s-1])
 				}
-				a.finish(done...)
+				a.Finish(done...)
 				got := floor()
 				for deadline := time.Now().Add(5 * time.Second); got < st.floor && time.Now().Before(deadline); got = floor() {
 					time.Sleep(10 * time.Millisecond)

@@ -60,7 +60,7 @@ func (c Config) WithDefaults() Config {
 // InFlight is the most events the projector has unacked (the consumer's
 // MaxAckPending). The events it holds in the heap (each a message with its
 // headers parsed) are fewer, bounded by the workers' queues: per worker, a
-// batch in Postgres and the next one decoded. Acks are cumulative (acks),
+// batch in Postgres and the next one decoded. Acks are cumulative (Acks),
 // so the deliveries a worker finished stay unacked until every earlier one
 // is, and those of the slowest worker's batch in Postgres hold back as
 // many again of the others'.
@@ -249,7 +249,7 @@ func (p *Projector) runOnce(ctx context.Context) error {
 	drain, releaseDrain := drainBounded(ctx, p.cfg.DrainTimeout)
 	defer releaseDrain()
 	workers := make([]*worker, p.cfg.Workers)
-	a := newAcks(p.layout.JS.Conn(), p.log)
+	a := NewAcks(p.layout.JS.Conn(), p.log)
 	var wg sync.WaitGroup
 	for i := range workers {
 		workers[i] = newWorker(p, ctx, run, drain, l, cancel, a)
@@ -397,7 +397,7 @@ func (p *Projector) watch(run context.Context, cancel context.CancelCauseFunc, l
 
 // dispatch hands each message to the worker that owns its session, in
 // stream order, until run ends.
-func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, workers []*worker, a *acks) error {
+func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, workers []*worker, a *Acks) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(p.cfg.BatchSize), jetstream.PullExpiry(5*time.Second))
 	if err != nil {
 		return fmt.Errorf("consume RUNTIME: %w", err)
@@ -437,7 +437,7 @@ func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, worke
 		_, _ = f.Write([]byte(h.Get("ce-sessionid")))
 		w := workers[int(f.Sum32()%uint32(len(workers)))] //nolint:gosec // len(workers) is small
 		select {
-		case w.in <- delivery{msg: m, md: md, err: mdErr, pos: a.track(m)}:
+		case w.in <- delivery{msg: m, md: md, err: mdErr, pos: a.Track(m)}:
 		case <-run.Done():
 			return nil
 		}

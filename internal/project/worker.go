@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"runtime/debug"
 	"time"
 
@@ -56,8 +57,8 @@ type worker struct {
 	drain context.Context //nolint:containedctx // see above
 	lease lease
 	lost  context.CancelCauseFunc // ends the run
-	acks  *acks
-	done  []uint64 // the positions of a committed batch's deliveries (acks)
+	acks  *Acks
+	done  []uint64 // the positions of a committed batch's deliveries (Acks)
 	err   error
 }
 
@@ -66,7 +67,7 @@ type worker struct {
 // held in the heap.
 const handOff = 64
 
-func newWorker(p *Projector, outer, run, drain context.Context, l lease, lost context.CancelCauseFunc, a *acks) *worker {
+func newWorker(p *Projector, outer, run, drain context.Context, l lease, lost context.CancelCauseFunc, a *Acks) *worker {
 	return &worker{p: p, in: make(chan delivery, handOff), decoded: make(chan *decoded, p.cfg.BatchSize),
 		outer: outer, run: run, drain: drain, lease: l, lost: lost, acks: a}
 }
@@ -145,7 +146,7 @@ func (w *worker) decode() {
 // deadLetter puts a delivery the projector cannot even decode (it is in
 // no batch) on deadletter.project.<tenant> with the reason, counts it and
 // finishes it. If publishing fails, the run ends: the delivery would hold
-// back the acks of every later one (acks), and the next run gets it again.
+// back the acks of every later one (Acks), and the next run gets it again.
 func (w *worker) deadLetter(d delivery, tenant, reason string) {
 	if err := w.p.publishDeadLetter(w.drain, d.msg, tenant, reason, ""); err != nil {
 		w.p.log.Error("dead-lettering failed; the event will be redelivered", "reason", reason, "err", err)
@@ -153,35 +154,44 @@ func (w *worker) deadLetter(d delivery, tenant, reason string) {
 		return
 	}
 	w.p.deadLettered(tenant, reason)
-	w.acks.finish(d.pos)
+	w.acks.Finish(d.pos)
 }
 
-// loop applies what decode hands it, a batch at a time: what has been
-// decoded, up to the batch size.
+// loop applies what decode hands it, a batch at a time (Batches).
 func (w *worker) loop() {
-	n := w.p.cfg.BatchSize
-	for {
-		d, ok := <-w.decoded
-		if !ok {
-			return
-		}
-		batch := []*decoded{d}
-	fill:
-		for len(batch) < n {
-			select {
-			case d, ok := <-w.decoded:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, d)
-			default:
-				break fill
-			}
-		}
+	for batch := range Batches(w.decoded, w.p.cfg.BatchSize) {
 		if w.err != nil || w.givenUp() {
 			continue
 		}
 		w.process(batch)
+	}
+}
+
+// Batches yields what arrives on in, a batch at a time until in is
+// closed: a batch is its first value, waited for, and those that have
+// arrived behind it, up to size. Under load batches fill up, fewer and
+// larger transactions; a lone event is applied at once. The bench's
+// floors batch with it too.
+func Batches[T any](in <-chan T, size int) iter.Seq[[]T] {
+	return func(yield func([]T) bool) {
+		for v := range in {
+			batch := []T{v}
+		fill:
+			for len(batch) < size {
+				select {
+				case v, ok := <-in:
+					if !ok {
+						break fill
+					}
+					batch = append(batch, v)
+				default:
+					break fill
+				}
+			}
+			if !yield(batch) {
+				return
+			}
+		}
 	}
 }
 
@@ -203,7 +213,7 @@ func (w *worker) process(batch []*decoded) {
 			for _, d := range batch {
 				w.done = append(w.done, d.pos)
 			}
-			w.acks.finish(w.done...)
+			w.acks.Finish(w.done...)
 			return
 		}
 		switch {
@@ -674,7 +684,7 @@ func (p *Projector) publishDeadLetter(ctx context.Context, m jetstream.Msg, tena
 }
 
 // deadLettered counts an event dead-lettered. Its delivery is finished
-// like the others (acks), not terminated: with cumulative acks, the
+// like the others (Acks), not terminated: with cumulative acks, the
 // server takes a termination for an ack of every earlier delivery too.
 func (p *Projector) deadLettered(tenant, reason string) {
 	p.stats.DeadLettered.Add(1)
