@@ -53,13 +53,11 @@ func (w *partitionWorker) session(ctx context.Context, meta frameMeta) (*session
 		return nil, err
 	}
 	s := &sessionEntry{key: key, session: a.NewSession(meta.provider)}
-	var entry jetstream.KeyValueEntry
-	if got, ok := w.prefetched[key]; ok {
-		entry, err = got.entry, got.err
-	} else {
-		entry, err = w.n.kv.Get(ctx, key)
-	}
-	if bus.Outage(err) {
+	// A prefetched state is used unless fetching it met an outage; a
+	// read now waits one out (untilBack).
+	got, ok := w.prefetched[key]
+	entry, err := got.entry, got.err
+	if !ok || bus.Outage(err) {
 		entry, err = untilBack(ctx, w.n, func() (jetstream.KeyValueEntry, error) { return w.n.kv.Get(ctx, key) })
 	}
 	switch {
