@@ -141,10 +141,10 @@ func TestDecodedFloorDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	undecoded := make([]canonical.Event, n)
-	if _, err := floorRound(ctx, pool, layout, "plain", undecoded, false); err == nil {
+	if _, _, err := floorRound(ctx, pool, layout, "plain", undecoded, false); err == nil {
 		t.Fatal("the plain floor copied events without a tenant or an id")
 	}
-	if _, err := floorRound(ctx, pool, layout, "decoded", undecoded, true); err != nil {
+	if _, _, err := floorRound(ctx, pool, layout, "decoded", undecoded, true); err != nil {
 		t.Fatal(err)
 	}
 	var rows, seqs, matching int

@@ -296,12 +296,11 @@ func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, c
 		{"decoded floor", true, &f.decoded, &f.decodedCPU},
 	} {
 		err = warmThenMeasure(func(pass string) error {
-			cpu := startCPU()
-			elapsed, err := floorRound(ctx, pool, layout, consumer+"-"+strings.ReplaceAll(floor.name, " ", "-")+pass, events, floor.decode)
+			elapsed, cpu, err := floorRound(ctx, pool, layout, consumer+"-"+strings.ReplaceAll(floor.name, " ", "-")+pass, events, floor.decode)
 			if err != nil {
 				return fmt.Errorf("%s: %w", floor.name, err)
 			}
-			*floor.rate, *floor.cpu = float64(len(events))/elapsed.Seconds(), cpu.msPer1k(len(events))
+			*floor.rate, *floor.cpu = float64(len(events))/elapsed.Seconds(), cpu
 			return nil
 		}, func() error { return truncate(ctx, pool, "bench_floor") })
 		if err != nil {
@@ -396,19 +395,21 @@ func truncate(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
 // (project.Batches, project.Acks). Nothing is projected. A reader fills
 // the next batches while others are copied. The rows are built from
 // events, the stream's events in order, decoded before the clock; with
-// decode, from each message, decoded by the reader as it arrives.
-func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, consumer string, events []canonical.Event, decode bool) (time.Duration, error) {
+// decode, from each message, decoded by the reader as it arrives. It
+// returns how long that took from when the consumer was made, as the
+// projector is counted from when it is active, and the machine CPU per
+// thousand events over the same span.
+func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, consumer string, events []canonical.Event, decode bool) (time.Duration, float64, error) {
 	pc := project.Config{}.WithDefaults()
 	cons, err := layout.JS.CreateOrUpdateConsumer(ctx, bus.RuntimeStream, layout.ProjectConsumerConfig(consumer, pc.InFlight()))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	// Counted from here, as the projector is from when it is active.
-	start := time.Now()
+	start, cpu := time.Now(), startCPU()
 	defer func() { _ = layout.JS.DeleteConsumer(context.WithoutCancel(ctx), bus.RuntimeStream, consumer) }()
 	it, err := cons.Messages(jetstream.PullMaxMessages(pc.BatchSize), jetstream.PullExpiry(5*time.Second))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer it.Stop()
 	acks := project.NewAcks(layout.JS.Conn(), slog.New(slog.DiscardHandler))
@@ -451,12 +452,12 @@ func floorRound(ctx context.Context, pool *pgxpool.Pool, layout *bus.Layout, con
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := waitAcked(ctx, layout.JS, consumer, make(chan error)); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return time.Since(start), nil
+	return time.Since(start), cpu.msPer1k(len(events)), nil
 }
 
 // floorMsg is a RUNTIME message the floor copies, with its event, stream
