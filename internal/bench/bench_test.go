@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentwire/agentwire/internal/dbtest"
+	"github.com/agentwire/agentwire/internal/project"
 	"github.com/agentwire/agentwire/migrations"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -156,5 +157,62 @@ func TestDecodedFloorDecodes(t *testing.T) {
 	}
 	if rows != n || seqs != n || matching != n {
 		t.Errorf("%d rows, %d sequences, %d rows matching their document; want all %d", rows, seqs, matching, n)
+	}
+}
+
+// TestWaitActive: the projector's clock starts only once it is active. A
+// second projector on the same consumer stands by while the first holds
+// the lock, and waitActive keeps waiting; when the first stops, the
+// second takes over and waitActive returns.
+func TestWaitActive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	sets, err := load("../../testdata/recordings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, _, stop, err := benchStream(ctx, sets, 50, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	pool, drop, err := scratchSchema(ctx, dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drop()
+	if _, err := migrations.UpPool(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+
+	run := func(p *project.Projector) (stop func() error, done chan error) {
+		pctx, cancel := context.WithCancel(ctx)
+		done = make(chan error, 1)
+		go func() { done <- p.Run(pctx) }()
+		return func() error { cancel(); return <-done }, done
+	}
+	cfg := project.Config{Consumer: "wait-active"}
+	first := project.New(pool, layout, cfg, log)
+	stopFirst, firstDone := run(first)
+	if err := waitActive(ctx, first, firstDone); err != nil {
+		t.Fatal(err)
+	}
+
+	second := project.New(pool, layout, cfg, log)
+	stopSecond, secondDone := run(second)
+	defer func() { _ = stopSecond() }()
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := waitActive(short, second, secondDone); err == nil {
+		t.Fatal("waitActive returned while the projector stood by")
+	}
+	if err := stopFirst(); err != nil {
+		t.Fatal(err)
+	}
+	long, cancelLong := context.WithTimeout(ctx, 10*time.Second)
+	defer cancelLong()
+	if err := waitActive(long, second, secondDone); err != nil {
+		t.Fatalf("the second projector took over, waitActive did not return: %v", err)
 	}
 }
