@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/dbtest"
 	"github.com/agentwire/agentwire/internal/project"
 	"github.com/agentwire/agentwire/migrations"
@@ -121,23 +124,7 @@ func TestProjectFigures(t *testing.T) {
 func TestDecodedFloorDecodes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	sets, err := load("../../testdata/recordings")
-	if err != nil {
-		t.Fatal(err)
-	}
-	layout, n, stop, err := benchStream(ctx, sets, 300, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	pool, drop, err := scratchSchema(ctx, dbtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drop()
-	if _, err := migrations.UpPool(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	layout, n, pool := streamAndSchema(t, 300)
 	if err := createBenchTables(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +136,7 @@ func TestDecodedFloorDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rows, seqs, matching int
-	err = pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT runtime_seq),
+	err := pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT runtime_seq),
 		count(*) FILTER (WHERE data->>'eventId' = event_id::text AND data->>'tenant' = tenant_id AND data->>'type' = type)
 		FROM bench_floor`).Scan(&rows, &seqs, &matching)
 	if err != nil {
@@ -168,23 +155,7 @@ func TestWaitActive(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	sets, err := load("../../testdata/recordings")
-	if err != nil {
-		t.Fatal(err)
-	}
-	layout, _, stop, err := benchStream(ctx, sets, 50, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	pool, drop, err := scratchSchema(ctx, dbtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drop()
-	if _, err := migrations.UpPool(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	layout, _, pool := streamAndSchema(t, 50)
 
 	run := func(p *project.Projector) (stop func() error, done chan error) {
 		pctx, cancel := context.WithCancel(ctx)
@@ -215,4 +186,30 @@ func TestWaitActive(t *testing.T) {
 	if err := waitActive(long, second, secondDone); err != nil {
 		t.Fatalf("the second projector took over, waitActive did not return: %v", err)
 	}
+}
+
+// streamAndSchema publishes up to n events of the recordings to the RUNTIME
+// stream of an embedded NATS server (benchStream) and makes a migrated
+// scratch schema, both gone when the test ends.
+func streamAndSchema(t *testing.T, n int) (*bus.Layout, int, *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	sets, err := load("../../testdata/recordings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, n, stop, err := benchStream(ctx, sets, n, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	pool, drop, err := scratchSchema(ctx, dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	if _, err := migrations.UpPool(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	return layout, n, pool
 }
