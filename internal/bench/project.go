@@ -232,8 +232,7 @@ func median(xs []float64) float64 {
 // the shared buffers it touches into its own page tables was a sixth of
 // Postgres's CPU in a profile, then catalog and plan caches), and the
 // projector's fresh backends paid it while the baseline copied on a
-// connection the projector had warmed. A projector's tables also have the
-// statistics the service's would (analyzeThenTruncate).
+// connection the projector had warmed.
 func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, consumer string, n int, log *slog.Logger) (roundFigures, error) {
 	var f roundFigures
 	pool, drop, err := scratchSchema(ctx, databaseURL)
@@ -253,7 +252,7 @@ func projectRound(ctx context.Context, databaseURL string, layout *bus.Layout, c
 		}
 		f.rate, f.cpu = float64(n)/elapsed.Seconds(), cpu
 		return nil
-	}, func() error { return analyzeThenTruncate(ctx, pool, project.Tables...) })
+	}, func() error { return truncate(ctx, pool, project.Tables...) })
 	if err != nil {
 		return f, err
 	}
@@ -381,22 +380,6 @@ func createBenchTables(ctx context.Context, pool *pgxpool.Pool) error {
 	_, err := pool.Exec(ctx, `CREATE TABLE bench_events (LIKE events INCLUDING COMPRESSION);
 CREATE TABLE bench_floor (LIKE events INCLUDING COMPRESSION)`)
 	return err
-}
-
-// analyzeThenTruncate gathers the tables' statistics, then empties them.
-// A service's tables have statistics: autovacuum analyzes them as they
-// fill. A new schema's have none until autovacuum comes by (at most once a
-// minute), and without them Postgres plans the projector's statements
-// worse. The projector measured right after a warm pass of its own, in a
-// new schema each time, ran at 17.0k-20.3k events/s where autovacuum had
-// not come by, and at 22.8k-24.1k after an ANALYZE, like the later passes
-// autovacuum had reached (3 schemas each, taken in turns). The statistics
-// outlive TRUNCATE.
-func analyzeThenTruncate(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
-	if _, err := pool.Exec(ctx, "ANALYZE "+strings.Join(tables, ", ")); err != nil {
-		return err
-	}
-	return truncate(ctx, pool, tables...)
 }
 
 func truncate(ctx context.Context, pool *pgxpool.Pool, tables ...string) error {
