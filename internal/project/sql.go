@@ -606,23 +606,31 @@ func (r *rows) add(vals ...any) {
 	r.n++
 }
 
+// asString is v as a text parameter, as Postgres stores it: a string as
+// text (storableText), a []byte or json.RawMessage as a JSON document for
+// a jsonb column (storableJSON).
 func asString(v any) *string {
 	switch s := v.(type) {
 	case string:
+		s = storableText(s)
 		return &s
 	case *string:
+		if s != nil && strings.IndexByte(*s, 0) >= 0 {
+			t := storableText(*s)
+			return &t
+		}
 		return s
 	case []byte:
 		if s == nil {
 			return nil
 		}
-		t := string(s)
+		t := string(storableJSON(s))
 		return &t
 	case json.RawMessage:
 		if len(s) == 0 {
 			return nil
 		}
-		t := string(s)
+		t := string(storableJSON(s))
 		return &t
 	case nil:
 		return nil

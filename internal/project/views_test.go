@@ -307,17 +307,29 @@ func TestRLSBoundRole(t *testing.T) {
 	require.Error(t, err, "a role cannot bind itself to a tenant")
 }
 
-// TestDeadLetter: an event Postgres cannot store (a NUL in its text) goes
-// to deadletter.project.<tenant> with the reason; the rest of its batch
-// is applied.
-func TestDeadLetter(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
+// refusedDelta is the fixture with a command-output delta of its first
+// item inserted as RUNTIME's fourth event, which the log of e refuses (a
+// check constraint of the test's): an event Postgres cannot store.
+func refusedDelta(e *env) (recording, canonical.Event) {
+	e.t.Helper()
+	_, err := e.pool.Exec(context.Background(), `ALTER TABLE events ADD CONSTRAINT refused_by_the_test
+		CHECK (data->'payload'->>'delta' IS DISTINCT FROM 'refused by the test')`)
+	require.NoError(e.t, err)
 	r := fixture("acme")
 	bad := r.events[2] // the first item.started: same session, turn and item
 	bad.EventID = canonical.IDSpace{Tenant: "acme", Provider: canonical.ProviderCodex, SessionKey: "bad"}.Event(1, 0)
-	bad.Payload = &canonical.ContentDelta{StreamKind: canonical.StreamCommandOutput, Delta: "a\x00b"}
+	bad.Payload = &canonical.ContentDelta{StreamKind: canonical.StreamCommandOutput, Delta: "refused by the test"}
 	r.events = append(r.events[:3:3], append([]canonical.Event{bad}, r.events[3:]...)...)
+	return r, bad
+}
+
+// TestDeadLetter: an event Postgres cannot store goes to
+// deadletter.project.<tenant> with the reason; the rest of its batch is
+// applied.
+func TestDeadLetter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	r, bad := refusedDelta(e)
 	e.publish([]recording{r}, 1)
 	p := e.start(project.Config{})
 	e.waitApplied("")
@@ -354,11 +366,7 @@ func TestDeadLetterBeforeCommit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	r := fixture("acme")
-	bad := r.events[2]
-	bad.EventID = canonical.IDSpace{Tenant: "acme", Provider: canonical.ProviderCodex, SessionKey: "bad"}.Event(1, 0)
-	bad.Payload = &canonical.ContentDelta{StreamKind: canonical.StreamCommandOutput, Delta: "a\x00b"}
-	r.events = append(r.events[:3:3], append([]canonical.Event{bad}, r.events[3:]...)...)
+	r, bad := refusedDelta(e)
 	require.NoError(t, e.layout.JS.DeleteStream(ctx, "DEADLETTER"))
 	e.publish([]recording{r}, 1)
 	p := e.start(project.Config{})
@@ -382,6 +390,43 @@ func TestDeadLetterBeforeCommit(t *testing.T) {
 	m, err := st.GetLastMsgForSubject(ctx, "deadletter.project.acme")
 	require.NoError(t, err)
 	require.Equal(t, bad.EventID, m.Header.Get("ce-id"))
+}
+
+// TestUnstorableCharacters: what Postgres refuses in valid events (U+0000
+// in text and JSON, a lone surrogate escaped in JSON) is stored as U+FFFD;
+// the events are applied, not dead-lettered, and the item's output and
+// status are there.
+func TestUnstorableCharacters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	r := fixture("acme")
+	delta := r.events[2] // the first item.started: same session, turn and item
+	delta.EventID = canonical.IDSpace{Tenant: "acme", Provider: canonical.ProviderCodex, SessionKey: "nul"}.Event(1, 0)
+	delta.Payload = &canonical.ContentDelta{StreamKind: canonical.StreamCommandOutput, Delta: "a\x00b"}
+	opened := *r.events[3].Payload.(*canonical.RequestOpened)
+	opened.Args = json.RawMessage(`{"cmd":"cut \ud83d","nul":"\u0000"}`)
+	r.events[3].Payload = &opened
+	completed := *r.events[5].Payload.(*canonical.ItemCompleted)
+	completed.Content = map[canonical.StreamKind]string{canonical.StreamCommandOutput: "a\x00b\x00"}
+	r.events[5].Payload = &completed
+	r.events = append(r.events[:3:3], append([]canonical.Event{delta}, r.events[3:]...)...)
+	e.publish([]recording{r}, 1)
+	p := e.start(project.Config{})
+	e.waitApplied("")
+	require.Zero(t, p.Stats().DeadLettered.Load())
+
+	var logged int
+	var stored, output, status, args string
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM events`).Scan(&logged))
+	require.Equal(t, len(r.events), logged)
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT data->'payload'->>'delta' FROM events WHERE event_id = $1`, delta.EventID).Scan(&stored))
+	require.Equal(t, "a\uFFFDb", stored)
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT text_command_output, status FROM items WHERE item_id = $1`, delta.ItemID).Scan(&output, &status))
+	require.Equal(t, "a\uFFFDb\uFFFD", output, "the completion's output is the item's, as Postgres can store it")
+	require.Equal(t, string(canonical.ItemStatusCompleted), status)
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT args::text FROM requests WHERE request_id = $1`, r.events[4].RequestID).Scan(&args))
+	require.JSONEq(t, `{"cmd":"cut \ufffd","nul":"\ufffd"}`, args)
 }
 
 // publishUndecodable publishes the fixture's events with an undecodable

@@ -650,7 +650,7 @@ func eventArgs(evs []*decoded) []any {
 		ev := &d.ev
 		t[i], e[i], ty[i], pr[i], s[i] = ev.Tenant, ev.EventID, string(ev.Type()), string(ev.Provider), ev.SessionID
 		th[i], tu[i], it[i], rq[i] = ev.ThreadID, ev.TurnID, ev.ItemID, ev.RequestID
-		at[i], mv[i], seq[i], data[i] = ev.CreatedAt, ev.MappingVersion, int64(d.seq), d.msg.Data() //nolint:gosec // sequences fit
+		at[i], mv[i], seq[i], data[i] = ev.CreatedAt, ev.MappingVersion, int64(d.seq), storableJSON(d.msg.Data()) //nolint:gosec // sequences fit
 	}
 	return []any{t, e, ty, pr, s, th, tu, it, rq, at, mv, seq, data}
 }
@@ -704,9 +704,10 @@ var EventColumns = []string{"tenant_id", "event_id", "type", "provider", "sessio
 
 // EventSource returns the log's rows of n events, for pgx's CopyFrom:
 // event(i) is the i-th event, its RUNTIME sequence and its document as
-// published. Ids go as binary UUIDs: a string for a uuid column makes pgx
-// fail to encode it (building an error with fmt), then parse it as text,
-// which cost a sixth of the projector's own CPU. pgx encodes a row before
+// published, which goes as Postgres can store it (storableJSON). Ids go
+// as binary UUIDs: a string for a uuid column makes pgx fail to encode it
+// (building an error with fmt), then parse it as text, which cost a sixth
+// of the projector's own CPU. pgx encodes a row before
 // it asks for the next, so one row's values are kept in the source and
 // reused, each a pointer (an interface holding a string, a time or a
 // UUID by value is an allocation: ten per event).
@@ -735,7 +736,7 @@ func (s *eventSource) Next() bool {
 
 func (s *eventSource) Values() ([]any, error) {
 	ev, seq, data := s.event(s.i)
-	s.typ, s.provider, s.seq, s.data = string(ev.Type()), string(ev.Provider), int64(seq), data //nolint:gosec // sequences fit
+	s.typ, s.provider, s.seq, s.data = string(ev.Type()), string(ev.Provider), int64(seq), storableJSON(data) //nolint:gosec // sequences fit
 	v := s.vals
 	v[0], v[9], v[10] = &ev.Tenant, &ev.CreatedAt, &ev.MappingVersion
 	v[1], v[4] = s.uuid(0, ev.EventID), s.uuid(1, ev.SessionID)
