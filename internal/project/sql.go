@@ -615,8 +615,10 @@ func asString(v any) *string {
 		s = storableText(s)
 		return &s
 	case *string:
-		if s != nil && strings.IndexByte(*s, 0) >= 0 {
-			t := storableText(*s)
+		if s == nil {
+			return nil
+		}
+		if t := storableText(*s); t != *s {
 			return &t
 		}
 		return s
