@@ -112,12 +112,17 @@ func (r *Relay) Cut() {
 	r.open = nil
 }
 
-// GoAway takes the server away from the relay's clients (new connections
-// refused, open ones cut) and returns once nc has noticed.
-func (r *Relay) GoAway(tb testing.TB, nc *nats.Conn) {
-	tb.Helper()
+// Away takes the server away from the relay's clients: new connections
+// are refused, open ones cut.
+func (r *Relay) Away() {
 	r.Down(true)
 	r.Cut()
+}
+
+// GoAway takes the server away (Away) and returns once nc has noticed.
+func (r *Relay) GoAway(tb testing.TB, nc *nats.Conn) {
+	tb.Helper()
+	r.Away()
 	deadline := time.Now().Add(5 * time.Second)
 	for nc.Status() == nats.CONNECTED {
 		if time.Now().After(deadline) {

@@ -143,8 +143,7 @@ func TestOutageLongerThanABatchWaits(t *testing.T) {
 	var x *relayed
 	away := normalize.WithMapHook(normalize.Config{OutageRetries: 2}, func(adapter.Frame) {
 		cut.Do(func() { // in the partition's goroutine: no waiting here
-			x.relay.Down(true)
-			x.relay.Cut()
+			x.relay.Away()
 			time.AfterFunc(1500*time.Millisecond, x.relay.Back)
 		})
 	})
