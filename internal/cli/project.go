@@ -91,7 +91,16 @@ func openDatabase(ctx context.Context, url string, workers int, log *slog.Logger
 // newProjector makes the projector and registers its metrics and health
 // checks (NATS, Postgres, the projector's own) in obs.
 func newProjector(ctx context.Context, pool *pgxpool.Pool, nc *nats.Conn, layout *bus.Layout, workers, batch int, obs *observer, log *slog.Logger) *project.Projector {
-	p := project.New(pool, layout, project.Config{Workers: workers, BatchSize: batch}, log)
+	batchSeconds := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "agentwire", Subsystem: "project", Name: "batch_seconds",
+		Help: "How long committing a batch took, from its first transaction begun to its commit, retries included (the wait of its events between decoding and ack).",
+		// From a lone event on an idle server to a full batch retried
+		// through a Postgres restart.
+		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
+	})
+	obs.reg.MustRegister(batchSeconds)
+	p := project.New(pool, layout, project.Config{Workers: workers, BatchSize: batch,
+		Committed: func(_ int, took time.Duration) { batchSeconds.Observe(took.Seconds()) }}, log)
 	s := p.Stats()
 	obs.counters("project", map[string]*atomic.Uint64{
 		"applied": &s.Applied, "skipped": &s.Skipped, "dead_lettered": &s.DeadLettered, "batches": &s.Batches,

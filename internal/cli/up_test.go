@@ -62,6 +62,10 @@ func TestUpEndToEnd(t *testing.T) {
 	require.Greater(t, events, frames/2, "too few events for the recordings")
 	require.InDelta(t, 1, metrics["agentwire_project_active"], 0)
 	require.Zero(t, metrics["agentwire_project_dead_lettered_total"])
+	require.Positive(t, metrics["agentwire_project_batches_total"])
+	require.InDelta(t, metrics["agentwire_project_batches_total"], metrics["agentwire_project_batch_seconds_count"], 0,
+		"a batch-duration observation per committed batch")
+	require.Positive(t, metrics["agentwire_project_batch_seconds_sum"])
 
 	var logged, turns int
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM turns)`).Scan(&logged, &turns))

@@ -36,6 +36,11 @@ type Config struct {
 	// BeforeCommit, when set, runs inside every batch transaction just
 	// before it commits (tests use it to widen the crash window).
 	BeforeCommit func(events int)
+	// Committed, when set, is called after each batch commits, with its
+	// events and how long applying it took: from its first transaction
+	// begun to its commit, retries and backoff included, which is what an
+	// event waits between being decoded and being acked.
+	Committed func(events int, took time.Duration)
 	// foldHook runs before each event is folded (tests make it panic).
 	foldHook func(*canonical.Event)
 }

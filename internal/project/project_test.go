@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -167,16 +168,30 @@ func TestSlowBatchRedelivered(t *testing.T) {
 	e.layout.Config.AckWait = time.Second
 	n := e.publish(recordings(t, "acme"), 1)
 	var commits atomic.Int32
+	var mu sync.Mutex
+	var committed, events int
+	var slowest time.Duration
 	p := e.start(project.Config{BatchSize: 16, Workers: 2, BeforeCommit: func(int) {
 		if commits.Add(1) == 3 {
 			time.Sleep(3 * time.Second)
 		}
+	}, Committed: func(n int, took time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		committed, events, slowest = committed+1, events+n, max(slowest, took)
 	}})
 	e.waitApplied("")
 	requireGolden(t, e.dump())
 	require.EqualValues(t, n, p.Stats().Applied.Load(), "each event applied once")
 	require.Positive(t, p.Stats().Skipped.Load(), "the ack wait passed: events came again")
 	require.Zero(t, p.Stats().Restarts.Load())
+
+	// Committed saw every batch, the slow one as slow as it was.
+	mu.Lock()
+	defer mu.Unlock()
+	require.EqualValues(t, p.Stats().Batches.Load(), committed)
+	require.EqualValues(t, p.Stats().Applied.Load()+p.Stats().Skipped.Load(), events)
+	require.GreaterOrEqual(t, slowest, 3*time.Second)
 }
 
 // TestExplicitAckConsumer: the projector starts on the consumer an

@@ -200,9 +200,13 @@ func (w *worker) process(batch []*decoded) {
 	ctx := w.drain
 	careful := false
 	backoff := 100 * time.Millisecond
+	began := time.Now()
 	for {
 		out, err := p.apply(ctx, batch, careful, w.lease)
 		if err == nil {
+			if p.cfg.Committed != nil {
+				p.cfg.Committed(len(batch), time.Since(began))
+			}
 			p.stats.Batches.Add(1)
 			p.stats.Applied.Add(uint64(out.applied)) //nolint:gosec // counts are non-negative
 			p.stats.Skipped.Add(uint64(out.skipped)) //nolint:gosec // counts are non-negative
