@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-stream/5"
+const MappingVersion = "claude-stream/6"
 
 // Raw sources: SDK messages, and the permission flow (can_use_tool and the
 // host's answer to it).
@@ -354,6 +354,9 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		em.Fail(env, canonical.ErrorClassValidation, "result could not be decoded: "+err.Error(), nil)
 		st.T.CloseTurn(em, env, &canonical.TurnCompleted{State: canonical.TurnStateFailed, ErrorMessage: "undecodable result"})
 		return
+	}
+	if r.StopReason != nil && *r.StopReason == "" {
+		r.StopReason = nil // says nothing, and the canonical model has no empty stop reason
 	}
 	p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted, StopReason: r.StopReason, DurationMs: nonNegI(r.DurationMs)}
 	if len(r.Usage) > 0 && string(r.Usage) != "null" {

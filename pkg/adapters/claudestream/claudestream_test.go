@@ -1,13 +1,17 @@
 package claudestream_test
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/adaptertest"
+	"github.com/agentwire/agentwire/internal/jsonscan"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/adapters/claudestream"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -23,10 +27,25 @@ var (
 	corpus = filepath.Join("..", "..", "..", "..", "shared", "corpus", "claude-stream", "*.jsonl")
 )
 
-// silent says which frames map to no events: keep-alives and message_stop.
+// silent says which frames map to no events: keep-alives and a
+// stream_event's message_stop. It reads the frame as the adapter does, its
+// tap line unwrapped and its member names folded as encoding/json folds
+// them: the fuzzer writes "tYpe", which the adapter reads as "type".
 func silent(frame []byte) bool {
-	s := string(frame)
-	return strings.Contains(s, `"type":"keep_alive"`) || strings.Contains(s, `"type":"message_stop"`)
+	msg, _, ok := adapter.Frame{Bytes: frame}.Unwrap()
+	if !ok {
+		return false
+	}
+	var h struct {
+		Type  string `json:"type"`
+		Event *struct {
+			Type string `json:"type"`
+		} `json:"event"`
+	}
+	if jsonscan.Unmarshal(msg, &h) != nil {
+		return false
+	}
+	return h.Type == "keep_alive" || (h.Type == "stream_event" && h.Event != nil && h.Event.Type == "message_stop")
 }
 
 func TestInventory(t *testing.T) {
@@ -155,6 +174,34 @@ func TestMap(t *testing.T) {
 				require.Equal(t, int64(20), done.ModelUsage["m"].CachedInputTokens)
 				require.Equal(t, "s1", evs[0].ProviderRefs.ProviderThreadID)
 				require.NotEqual(t, "s1", evs[0].ThreadID)
+			},
+		},
+		{
+			name: "an assistant message without content blocks is a warning, in a turn open already too",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"A"}`), assistant("m2", ``),
+				`{"type":"assistant","message":null,"session_id":"s1"}`,
+			},
+			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindTurnStarted,
+				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindRuntimeWarning, canonical.KindRuntimeWarning},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				for _, w := range ofType[*canonical.RuntimeWarning](evs) {
+					require.Equal(t, "assistant message without content blocks", w.Message)
+				}
+				require.NotNil(t, evs[5].Raw, "the frame is kept")
+			},
+		},
+		{
+			name: "a result's empty stop reason and nameless model say nothing",
+			given: []string{initLine, assistant("m1", `{"type":"text","text":"A"}`),
+				`{"type":"result","subtype":"success","stop_reason":"","session_id":"s1","modelUsage":{"":{"inputTokens":1},"m":{"inputTokens":2}}}`},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				done := ofType[*canonical.TurnCompleted](evs)
+				require.Len(t, done, 1)
+				require.Nil(t, done[0].StopReason)
+				require.Equal(t, []string{"m"}, slices.Collect(maps.Keys(done[0].ModelUsage)))
 			},
 		},
 		{

@@ -340,6 +340,12 @@ func (t *Transcript) Assistant(em *adapter.Emitter, env canonical.Event, m Messa
 		em.Fail(env, canonical.ErrorClassValidation, "assistant content could not be decoded: "+err.Error(), nil)
 		return
 	}
+	if len(blocks) == 0 {
+		// Not seen from Claude, but a frame must yield an event: with a
+		// turn open already, it would otherwise yield none. Its usage, if
+		// any, still counts below.
+		em.Warn(env, "assistant message without content blocks", nil)
+	}
 	if m.ID != "" && len(m.Usage) > 0 && string(m.Usage) != "null" {
 		if u, err := canonical.FoldUsage(m.Usage, canonical.AnthropicUsage); err == nil {
 			if t.Usage == nil {
@@ -786,7 +792,7 @@ func FoldModelUsage(raw json.RawMessage) map[string]canonical.ModelUsage {
 	out := map[string]canonical.ModelUsage{}
 	for name, r := range byModel {
 		u, err := canonical.FoldUsage(r, canonical.AnthropicUsage)
-		if err != nil {
+		if err != nil || name == "" { // a model without a name is no model the canonical usage can name
 			continue
 		}
 		var extra struct {
