@@ -16,7 +16,7 @@ import (
 const Dialect = "gemini-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "gemini-stream/2"
+const MappingVersion = "gemini-stream/3"
 
 const rawSource = "gemini.stream-json"
 
@@ -557,7 +557,9 @@ func foldStats(raw json.RawMessage, p *canonical.TurnCompleted) error {
 	}
 	names := make([]string, 0, len(stats.Models))
 	for name := range stats.Models {
-		names = append(names, name)
+		if name != "" { // a model without a name is no model the canonical usage can name
+			names = append(names, name)
+		}
 	}
 	sort.Strings(names)
 	for _, name := range names {

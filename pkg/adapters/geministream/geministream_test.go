@@ -129,6 +129,25 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a model without a name in the stats is left out of the turn's model usage",
+			given: []string{userA, `{"type":"result","status":"success","stats":{"total_tokens":10,"input_tokens":10,` +
+				`"models":{"":{"total_tokens":4,"input_tokens":4},"gemini-2.5-flash":{"total_tokens":6,"input_tokens":6}}}}`},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var done []*canonical.TurnCompleted
+				for _, e := range evs {
+					require.NoError(t, canonical.Validate(e))
+					if p, ok := e.Payload.(*canonical.TurnCompleted); ok {
+						done = append(done, p)
+					}
+				}
+				require.Len(t, done, 1)
+				require.Len(t, done[0].ModelUsage, 1)
+				require.Equal(t, int64(6), done[0].ModelUsage["gemini-2.5-flash"].InputTokens)
+			},
+		},
+		{
 			name:     "tool_use and tool_result pair by tool_id; an error result is a failed item; text before a tool is its own message",
 			given:    []string{userA, deltaA, `{"type":"tool_use","tool_name":"run_shell_command","tool_id":"t1","parameters":{"command":"ls"}}`, `{"type":"tool_result","tool_id":"t1","status":"error","error":{"type":"x","message":"boom"}}`, deltaB, resultA},
 			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindContentDelta, canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindContentDelta, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
