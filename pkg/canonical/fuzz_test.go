@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/agentwire/agentwire/internal/jsonscan"
 )
@@ -78,11 +79,13 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// FuzzNewRaw checks that any frame comes back byte for byte.
+// FuzzNewRaw checks that any frame comes back byte for byte, in an event
+// that validates.
 func FuzzNewRaw(f *testing.F) {
 	f.Add([]byte(`{"a":1}`))
 	f.Add([]byte(`{"a": 1}`))
 	f.Add([]byte("\xff"))
+	f.Add([]byte("null"))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		r := NewRaw("s", "", "", frame)
 		got, err := r.Frame()
@@ -95,6 +98,13 @@ func FuzzNewRaw(f *testing.F) {
 		// Given the check an adapter ran, NewRawChecked keeps it the same way.
 		if c := NewRawChecked("s", "", "", frame, jsonscan.Check(frame)); !reflect.DeepEqual(c, r) {
 			t.Fatalf("frame %q: NewRawChecked gives %+v, NewRaw %+v", frame, c, r)
+		}
+		// Whatever the frame, the event that carries it is valid.
+		ids := IDSpace{Tenant: "t", Provider: ProviderCodex, SessionKey: "k"}
+		e := Event{EventID: ids.Event(1, 0), Tenant: "t", Provider: ProviderCodex, SessionID: ids.IngestSession(),
+			CreatedAt: time.Unix(1, 0), Payload: &RuntimeWarning{Message: "m"}, Raw: &r}
+		if err := Validate(e); err != nil {
+			t.Fatalf("frame %q kept as %+v: %v", frame, r, err)
 		}
 	})
 }

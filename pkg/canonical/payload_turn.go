@@ -52,6 +52,17 @@ type TurnPlanUpdated struct {
 	Plan []PlanStep `json:"plan"`
 }
 
+// NonEmpty returns s, or nil when it is nil or empty: an optional text of
+// the model (StopReason, Explanation) is absent rather than empty, and
+// Validate refuses an empty one. Adapters pass what a provider sent
+// through it.
+func NonEmpty(s *string) *string {
+	if s == nil || *s == "" {
+		return nil
+	}
+	return s
+}
+
 // PlanStep is one step of a plan.
 type PlanStep struct {
 	// Step is the step's text.

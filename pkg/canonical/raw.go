@@ -100,12 +100,13 @@ type Raw struct {
 // when it is other UTF-8 text, and as base64 otherwise. JSON with spacing is
 // kept as text because re-encoding would change its bytes, and JSON nested
 // deeper than MaxRawJSONDepth too, because decoders (encoding/json stops at
-// 10000 levels) could not read the event that embeds it.
+// 10000 levels) could not read the event that embeds it. So is the frame
+// `null`: as JSON it would read as no payload at all.
 func NewRaw(source, method, messageType string, frame []byte) Raw {
 	r := Raw{Source: source, Method: method, MessageType: messageType}
 	utf8OK := utf8.Valid(frame)
 	if utf8OK {
-		if info := jsonscan.Check(frame); info.Valid && info.Compact && info.Depth <= MaxRawJSONDepth {
+		if info := jsonscan.Check(frame); inlineJSON(frame, info) {
 			r.Payload = bytes.Clone(frame)
 			return r
 		}
@@ -127,10 +128,16 @@ func NewRaw(source, method, messageType string, frame []byte) Raw {
 // sixth of the mapping time of the adapters that validate. UTF-8 is still
 // checked; a frame that is not valid JSON goes the NewRaw way.
 func NewRawChecked(source, method, messageType string, frame []byte, info jsonscan.Info) Raw {
-	if info.Valid && info.Compact && info.Depth <= MaxRawJSONDepth && utf8.Valid(frame) {
+	if inlineJSON(frame, info) && utf8.Valid(frame) {
 		return Raw{Source: source, Method: method, MessageType: messageType, Payload: bytes.Clone(frame)}
 	}
 	return NewRaw(source, method, messageType, frame)
+}
+
+// inlineJSON reports whether a frame that jsonscan.Check found to be info
+// is kept as JSON (NewRaw).
+func inlineJSON(frame []byte, info jsonscan.Info) bool {
+	return info.Valid && info.Compact && info.Depth <= MaxRawJSONDepth && string(frame) != "null"
 }
 
 // checkPayload is Frame's check of Payload without the copy Frame returns:

@@ -24,6 +24,7 @@ func TestRawKeepsFramesExactly(t *testing.T) {
 		{"not JSON", `{"method":"turn/star`, RawText},
 		{"stderr line", "warning: something <odd> & \"quoted\"", RawText},
 		{"empty", "", RawText},
+		{"JSON null, which as JSON would read as no payload", "null", RawText},
 		{"invalid UTF-8", "{\"a\":\"\xff\xfe\"}", RawBase64},
 		{"binary", "\x00\x01\x02\x80", RawBase64},
 	}

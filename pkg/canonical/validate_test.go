@@ -169,3 +169,26 @@ func TestDecodeRejectsMalformedJSON(t *testing.T) {
 		require.Error(t, err, in)
 	}
 }
+
+// TestNonEmpty: an optional text the provider sent empty is absent, and
+// the event then validates.
+func TestNonEmpty(t *testing.T) {
+	t.Parallel()
+	empty, text := "", "end_turn"
+	if NonEmpty(nil) != nil || NonEmpty(&empty) != nil {
+		t.Fatal("nil or empty must be absent")
+	}
+	if got := NonEmpty(&text); got != &text {
+		t.Fatalf("got %v, want the text itself", got)
+	}
+	ev := Event{EventID: "00000000-0000-5000-8000-000000000001", Tenant: "t", Provider: ProviderClaude,
+		SessionID: "00000000-0000-5000-8000-000000000002", CreatedAt: time.Unix(1, 0), MappingVersion: "x/1",
+		Payload: &TurnPlanUpdated{Explanation: &empty, Plan: []PlanStep{}}}
+	if Validate(ev) == nil {
+		t.Fatal("an empty explanation validated: NonEmpty is no longer needed, or Validate lost the rule")
+	}
+	ev.Payload = &TurnPlanUpdated{Explanation: NonEmpty(&empty), Plan: []PlanStep{}}
+	if err := Validate(ev); err != nil {
+		t.Fatal(err)
+	}
+}

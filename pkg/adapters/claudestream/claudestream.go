@@ -355,10 +355,7 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		st.T.CloseTurn(em, env, &canonical.TurnCompleted{State: canonical.TurnStateFailed, ErrorMessage: "undecodable result"})
 		return
 	}
-	if r.StopReason != nil && *r.StopReason == "" {
-		r.StopReason = nil // says nothing, and the canonical model has no empty stop reason
-	}
-	p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted, StopReason: r.StopReason, DurationMs: nonNegI(r.DurationMs)}
+	p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted, StopReason: canonical.NonEmpty(r.StopReason), DurationMs: nonNegI(r.DurationMs)}
 	if len(r.Usage) > 0 && string(r.Usage) != "null" {
 		if u, err := canonical.FoldUsage(r.Usage, canonical.AnthropicUsage); err == nil {
 			p.Usage = &u

@@ -22,7 +22,7 @@ import (
 const Dialect = "codex-app-server"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-app-server/5"
+const MappingVersion = "codex-app-server/6"
 
 // Raw sources: what the agent sends unasked, what it asks, and the
 // answers to requests in either direction.
@@ -871,7 +871,7 @@ func (mp *mapper) notification() bool {
 			Plan        []codexcommon.PlanStep `json:"plan"`
 		}
 		if mp.params(&p) {
-			em.Emit(env, &canonical.TurnPlanUpdated{Explanation: p.Explanation, Plan: codexcommon.Plan(p.Plan)})
+			em.Emit(env, &canonical.TurnPlanUpdated{Explanation: canonical.NonEmpty(p.Explanation), Plan: codexcommon.Plan(p.Plan)})
 		}
 	case "hook/started", "hook/completed":
 		mp.hook()

@@ -155,7 +155,7 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 				Plan        []codexcommon.PlanStep `json:"plan"`
 			}
 			if jsonscan.Unmarshal([]byte(r.Arguments), &a) == nil && a.Plan != nil {
-				mp.em.Emit(mp.env, &canonical.TurnPlanUpdated{Explanation: a.Explanation, Plan: codexcommon.Plan(a.Plan)})
+				mp.em.Emit(mp.env, &canonical.TurnPlanUpdated{Explanation: canonical.NonEmpty(a.Explanation), Plan: codexcommon.Plan(a.Plan)})
 			}
 		}
 	case "function_call_output", "custom_tool_call_output", "tool_search_output", "local_shell_call_output":
