@@ -516,8 +516,8 @@ func (w *writes) fold(e *canonical.Event) {
 		if e.TurnID != "" {
 			t := w.turn(e)
 			t.plan, _ = json.Marshal(p.Plan) //nolint:errchkjson // plan steps are strings
-			if p.Explanation != nil {
-				t.planExplanation = new(*p.Explanation)
+			if p.Explanation != "" {
+				t.planExplanation = new(p.Explanation)
 			}
 		}
 	case *canonical.TurnDiffUpdated:
@@ -648,7 +648,7 @@ func orKeep(old *string, v string) *string {
 func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 	t := w.turn(e)
 	at := e.CreatedAt
-	t.state, t.endedAt, t.stopReason = new(string(p.State)), new(at), p.StopReason
+	t.state, t.endedAt, t.stopReason = new(string(p.State)), new(at), str(p.StopReason)
 	if p.ErrorMessage != "" {
 		t.errorMessage = new(p.ErrorMessage)
 	}

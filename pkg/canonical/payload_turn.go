@@ -13,7 +13,7 @@ type TurnCompleted struct {
 	// State is how the turn ended.
 	State TurnState `json:"state"`
 	// StopReason is the provider's stop reason (end_turn, max_tokens, ...).
-	StopReason *string `json:"stopReason,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
 	// Usage is the tokens this turn used (a delta, never a running total).
 	Usage *TokenUsage `json:"usage,omitempty"`
 	// ModelUsage breaks Usage down by model name.
@@ -47,20 +47,9 @@ type TurnAborted struct {
 // plan, not a change to it.
 type TurnPlanUpdated struct {
 	// Explanation is the agent's note on the plan.
-	Explanation *string `json:"explanation,omitempty"`
+	Explanation string `json:"explanation,omitempty"`
 	// Plan lists the steps in order.
 	Plan []PlanStep `json:"plan"`
-}
-
-// NonEmpty returns s, or nil when it is nil or empty: an optional text of
-// the model (StopReason, Explanation) is absent rather than empty, and
-// Validate refuses an empty one. Adapters pass what a provider sent
-// through it.
-func NonEmpty(s *string) *string {
-	if s == nil || *s == "" {
-		return nil
-	}
-	return s
 }
 
 // PlanStep is one step of a plan.

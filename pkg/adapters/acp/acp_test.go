@@ -207,7 +207,7 @@ func TestMap(t *testing.T) {
 				require.Equal(t, "Hello", evs[6].Payload.(*canonical.ItemCompleted).Content[canonical.StreamAssistantText])
 				done := evs[7].Payload.(*canonical.TurnCompleted)
 				require.Equal(t, canonical.TurnStateCompleted, done.State)
-				require.Equal(t, "end_turn", *done.StopReason)
+				require.Equal(t, "end_turn", done.StopReason)
 			},
 		},
 		{

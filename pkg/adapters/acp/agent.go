@@ -171,9 +171,9 @@ func (m *mapper) update(sid string, u json.RawMessage, tag string) {
 		pl := &canonical.TurnPlanUpdated{Plan: steps(p.Plan.Entries)}
 		switch p.Plan.Type {
 		case "markdown":
-			pl.Explanation = canonical.NonEmpty(&p.Plan.Content)
+			pl.Explanation = p.Plan.Content
 		case "file":
-			pl.Explanation = canonical.NonEmpty(&p.Plan.URI)
+			pl.Explanation = p.Plan.URI
 		}
 		m.em.Emit(env, pl)
 	case "plan_removed":

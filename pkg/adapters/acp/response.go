@@ -171,7 +171,7 @@ func (m *mapper) promptDone(p pending, answered bool) {
 		state = canonical.TurnStateCompleted
 		m.unmapped(m.env(sid))
 	}
-	done := &canonical.TurnCompleted{State: state, StopReason: canonical.NonEmpty(&reason)}
+	done := &canonical.TurnCompleted{State: state, StopReason: reason}
 	last, ok := m.usage(sid, done)
 	m.endTurn(sid, turn, done)
 	if ok {

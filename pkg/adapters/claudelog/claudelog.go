@@ -171,7 +171,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		if prompt && t.Turn != "" {
 			// A new prompt while a turn is open: older logs write no stop
 			// reason, so the next prompt is where the previous turn ends.
-			env = closeTurn(em, t, env, canonical.TurnStateCompleted, "", nil)
+			env = closeTurn(em, t, env, canonical.TurnStateCompleted, "", "")
 		}
 		if prompt {
 			st.Side = l.IsSidechain
@@ -263,12 +263,12 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 		em.Fail(env, canonical.ErrorClassProvider, msg, map[string]any{"error": code})
 	}
 	st.ClosedTurn, st.ClosedMsg = t.Turn, m.ID
-	closeTurn(em, t, env, state, msg, m.StopReason)
+	closeTurn(em, t, env, state, msg, *m.StopReason)
 }
 
 // closeTurn ends the open turn with the usage of its distinct messages:
 // a session log has no result, so usage is summed, each message once.
-func closeTurn(em *adapter.Emitter, t *claudestream.Transcript, env canonical.Event, state canonical.TurnState, msg string, stop *string) canonical.Event {
+func closeTurn(em *adapter.Emitter, t *claudestream.Transcript, env canonical.Event, state canonical.TurnState, msg, stop string) canonical.Event {
 	p := &canonical.TurnCompleted{State: state, ErrorMessage: msg, StopReason: stop}
 	if len(t.Usage) > 0 {
 		u, models := t.TurnUsage()

@@ -337,7 +337,7 @@ type result struct {
 	IsError      bool            `json:"is_error"`
 	Result       string          `json:"result"`
 	Errors       []string        `json:"errors"`
-	StopReason   *string         `json:"stop_reason"`
+	StopReason   string          `json:"stop_reason"`
 	DurationMs   *int64          `json:"duration_ms"`
 	TotalCostUSD *float64        `json:"total_cost_usd"`
 	Usage        json.RawMessage `json:"usage"`
@@ -355,7 +355,7 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		st.T.CloseTurn(em, env, &canonical.TurnCompleted{State: canonical.TurnStateFailed, ErrorMessage: "undecodable result"})
 		return
 	}
-	p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted, StopReason: canonical.NonEmpty(r.StopReason), DurationMs: nonNegI(r.DurationMs)}
+	p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted, StopReason: r.StopReason, DurationMs: nonNegI(r.DurationMs)}
 	if len(r.Usage) > 0 && string(r.Usage) != "null" {
 		if u, err := canonical.FoldUsage(r.Usage, canonical.AnthropicUsage); err == nil {
 			p.Usage = &u

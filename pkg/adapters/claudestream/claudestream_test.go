@@ -169,7 +169,7 @@ func TestMap(t *testing.T) {
 				require.Equal(t, "claude-sonnet-4-5", evs[2].Payload.(*canonical.TurnStarted).Model)
 				done := evs[5].Payload.(*canonical.TurnCompleted)
 				require.Equal(t, canonical.TokenUsage{InputTokens: 10, CachedInputTokens: 20, CacheWriteInputTokens: 30, OutputTokens: 5}, *done.Usage, "cache reads and writes fold into their own buckets")
-				require.Equal(t, "end_turn", *done.StopReason)
+				require.Equal(t, "end_turn", done.StopReason)
 				require.InDelta(t, 0.01, *done.TotalCostUSD, 1e-12)
 				require.Equal(t, int64(20), done.ModelUsage["m"].CachedInputTokens)
 				require.Equal(t, "s1", evs[0].ProviderRefs.ProviderThreadID)
@@ -200,7 +200,7 @@ func TestMap(t *testing.T) {
 				t.Helper()
 				done := ofType[*canonical.TurnCompleted](evs)
 				require.Len(t, done, 1)
-				require.Nil(t, done[0].StopReason)
+				require.Empty(t, done[0].StopReason)
 				require.Equal(t, []string{"m"}, slices.Collect(maps.Keys(done[0].ModelUsage)))
 			},
 		},

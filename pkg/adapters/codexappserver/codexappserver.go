@@ -867,11 +867,11 @@ func (mp *mapper) notification() bool {
 		em.Emit(env, &canonical.TurnDiffUpdated{UnifiedDiff: stringField(m.Params, "diff")})
 	case "turn/plan/updated":
 		var p struct {
-			Explanation *string                `json:"explanation"`
+			Explanation string                 `json:"explanation"`
 			Plan        []codexcommon.PlanStep `json:"plan"`
 		}
 		if mp.params(&p) {
-			em.Emit(env, &canonical.TurnPlanUpdated{Explanation: canonical.NonEmpty(p.Explanation), Plan: codexcommon.Plan(p.Plan)})
+			em.Emit(env, &canonical.TurnPlanUpdated{Explanation: p.Explanation, Plan: codexcommon.Plan(p.Plan)})
 		}
 	case "hook/started", "hook/completed":
 		mp.hook()

@@ -37,7 +37,7 @@ type ev struct {
 	Tool           string                 `json:"tool"`
 	Changes        json.RawMessage        `json:"changes"`
 	Item           json.RawMessage        `json:"item"`
-	Explanation    *string                `json:"explanation"`
+	Explanation    string                 `json:"explanation"`
 	Plan           []codexcommon.PlanStep `json:"plan"`
 	UnifiedDiff    string                 `json:"unified_diff"`
 	FromModel      string                 `json:"from_model"`
@@ -210,7 +210,7 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 	case "exec_command_output_delta":
 		mp.outputDelta(e)
 	case "plan_update":
-		em.Emit(env, &canonical.TurnPlanUpdated{Explanation: canonical.NonEmpty(e.Explanation), Plan: codexcommon.Plan(e.Plan)})
+		em.Emit(env, &canonical.TurnPlanUpdated{Explanation: e.Explanation, Plan: codexcommon.Plan(e.Plan)})
 	case "turn_diff":
 		em.Emit(env, &canonical.TurnDiffUpdated{UnifiedDiff: e.UnifiedDiff})
 	case "model_reroute":

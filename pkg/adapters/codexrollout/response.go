@@ -151,11 +151,11 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 		mp.toolSighting(sighting{fam: FamilyResponse, pid: call, key: "call:" + call, lc: lc})
 		if name == "update_plan" {
 			var a struct {
-				Explanation *string                `json:"explanation"`
+				Explanation string                 `json:"explanation"`
 				Plan        []codexcommon.PlanStep `json:"plan"`
 			}
 			if jsonscan.Unmarshal([]byte(r.Arguments), &a) == nil && a.Plan != nil {
-				mp.em.Emit(mp.env, &canonical.TurnPlanUpdated{Explanation: canonical.NonEmpty(a.Explanation), Plan: codexcommon.Plan(a.Plan)})
+				mp.em.Emit(mp.env, &canonical.TurnPlanUpdated{Explanation: a.Explanation, Plan: codexcommon.Plan(a.Plan)})
 			}
 		}
 	case "function_call_output", "custom_tool_call_output", "tool_search_output", "local_shell_call_output":
