@@ -171,7 +171,7 @@ func TestSlowBatchRedelivered(t *testing.T) {
 	var mu sync.Mutex
 	var committed, events int
 	var slowest time.Duration
-	p := e.start(project.Config{BatchSize: 16, Workers: 2, BeforeCommit: func(int) {
+	p, stop := e.run(project.Config{BatchSize: 16, Workers: 2, BeforeCommit: func(int) {
 		if commits.Add(1) == 3 {
 			time.Sleep(3 * time.Second)
 		}
@@ -182,8 +182,13 @@ func TestSlowBatchRedelivered(t *testing.T) {
 	}})
 	e.waitApplied("")
 	requireGolden(t, e.dump())
+	// A copy the server sent again may still be on its way when the acks
+	// of the originals have covered it: RUNTIME is all acked before the
+	// copy is skipped.
+	require.Eventually(t, func() bool { return p.Stats().Skipped.Load() > 0 }, 15*time.Second, 20*time.Millisecond,
+		"the ack wait passed: events came again")
+	stop()
 	require.EqualValues(t, n, p.Stats().Applied.Load(), "each event applied once")
-	require.Positive(t, p.Stats().Skipped.Load(), "the ack wait passed: events came again")
 	require.Zero(t, p.Stats().Restarts.Load())
 
 	// Committed saw every batch, the slow one as slow as it was.
