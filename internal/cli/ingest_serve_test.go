@@ -119,13 +119,15 @@ func tokensFile(t *testing.T) string {
 // status and answer.
 func postFrames(t *testing.T, base, token, session, ordinal string, body io.Reader) (int, ingest.FramesResponse) {
 	t.Helper()
-	code, out, err := post(t.Context(), base, token, session, ordinal, body)
+	code, out, err := post(t.Context(), base, token, session, ordinal, body, false)
 	require.NoError(t, err)
 	return code, out
 }
 
-// post is postFrames for goroutines other than the test's.
-func post(ctx context.Context, base, token, session, ordinal string, body io.Reader) (int, ingest.FramesResponse, error) {
+// post is postFrames for goroutines other than the test's. With
+// expectContinue the body is sent only once the handler reads it: a write
+// to a piped body then returns once the handler has the request.
+func post(ctx context.Context, base, token, session, ordinal string, body io.Reader, expectContinue bool) (int, ingest.FramesResponse, error) {
 	var out ingest.FramesResponse
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/frames", body)
 	if err != nil {
@@ -139,9 +141,14 @@ func post(ctx context.Context, base, token, session, ordinal string, body io.Rea
 	if ordinal != "" {
 		req.Header.Set(ingest.HTTPHeaderOrdinal, ordinal)
 	}
+	transport := &http.Transport{DisableKeepAlives: true}
+	if expectContinue {
+		req.Header.Set("Expect", "100-continue")
+		transport.ExpectContinueTimeout = 30 * time.Second
+	}
 	// No keep-alive: every request crosses a connection of its own, as
 	// from separate clients.
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
+	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	res, err := client.Do(req)
 	if err != nil {
 		return 0, out, err
@@ -271,14 +278,14 @@ func TestIngestServeGracefulShutdown(t *testing.T) {
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		code, res, err := post(t.Context(), s.base, "acme-secret", "inflight", "1", body)
+		code, res, err := post(t.Context(), s.base, "acme-secret", "inflight", "1", body, true)
 		answered <- answer{code, res, err}
 	}()
+	// The write returns once the handler reads the body (Expect:
+	// 100-continue), so the shutdown finds the request in its handler;
+	// one only accepted by the kernel would be reset with the listener.
 	_, err := io.WriteString(w, ndjson(1, 2))
 	require.NoError(t, err)
-	// Let the headers and the first lines reach the server, so that the
-	// shutdown finds the request in flight.
-	time.Sleep(100 * time.Millisecond)
 
 	s.cancel()
 	require.Eventually(t, func() bool {

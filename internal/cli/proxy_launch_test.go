@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -25,30 +26,32 @@ func TestProxyStartsWithoutNATS(t *testing.T) {
 
 	addr := freeAddr(t)
 
-	type outcome struct{ r result }
-	done := make(chan outcome, 1)
+	var stdout bytes.Buffer
+	stderr := &lockedBuffer{}
+	done := make(chan int, 1)
 	go func() {
-		done <- outcome{run(t, "ingest", "--nats-url", "nats://"+addr, "--session", "launch", "proxy",
-			"--dialect", "acp", "--buffer-dir", t.TempDir(), "--",
-			"sh", "-c", `printf '{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","method":"session/update","params":{}}\n'`)}
+		done <- Exec(context.Background(), "agentwire", Agentwire, []string{"ingest", "--nats-url", "nats://" + addr,
+			"--session", "launch", "proxy", "--dialect", "acp", "--buffer-dir", t.TempDir(), "--",
+			"sh", "-c", `printf '{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","method":"session/update","params":{}}\n'`},
+			&stdout, stderr)
 	}()
 
 	// The agent's output is not held back by the missing server: the
-	// proxy is still draining its buffer when the server comes up.
-	time.Sleep(time.Second)
+	// proxy has said NATS is away and is still draining its buffer when
+	// the server comes up.
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "NATS is not reachable") },
+		30*time.Second, 5*time.Millisecond, "the proxy did not say NATS is away: %s", stderr)
 	srv, err := embedded.Start(context.Background(), embedded.Config{Listen: addr, DataDir: t.TempDir()}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(srv.Shutdown)
 
-	var got outcome
 	select {
-	case got = <-done:
+	case code := <-done:
+		require.Equal(t, ExitOK, code, stderr.String())
 	case <-time.After(60 * time.Second):
 		t.Fatal("the proxy did not finish")
 	}
-	require.Equal(t, ExitOK, got.r.code, got.r.stderr)
-	require.Contains(t, got.r.stdout, `"method":"session/update"`, "the agent's output passed through")
-	require.Contains(t, got.r.stderr, "NATS is not reachable")
+	require.Contains(t, stdout.String(), `"method":"session/update"`, "the agent's output passed through")
 
 	nc, err := nats.Connect(srv.ClientURL())
 	require.NoError(t, err)

@@ -86,22 +86,37 @@ func TestExecSignals(t *testing.T) {
 	f := newFixture(t)
 
 	// A forwarded SIGTERM reaches the command, which exits its own way.
+	// It is sent once the shell says its trap is set: sent before, it
+	// would end the shell the default way.
 	sigs := make(chan os.Signal, 1)
-	go func() { time.Sleep(300 * time.Millisecond); sigs <- syscall.SIGTERM }()
-	res, err := f.in.Exec(t.Context(), ingest.ExecOptions{
-		Args:    []string{"sh", "-c", `trap 'echo "{\"got\":\"TERM\"}"; exit 7' TERM; while :; do sleep 0.02; done`},
-		Session: ingest.Session{Key: "trap", Dialect: "codex-exec"},
-		Signals: sigs,
-	})
-	require.NoError(t, err)
-	require.Equal(t, 7, res.ExitCode)
+	type outcome struct {
+		res ingest.ExecResult
+		err error
+	}
+	exited := make(chan outcome, 1)
+	go func() {
+		res, err := f.in.Exec(t.Context(), ingest.ExecOptions{
+			Args:    []string{"sh", "-c", `trap 'echo "{\"got\":\"TERM\"}"; exit 7' TERM; echo '{"trap":"set"}'; while :; do sleep 0.02; done`},
+			Session: ingest.Session{Key: "trap", Dialect: "codex-exec"},
+			Signals: sigs,
+		})
+		exited <- outcome{res, err}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); len(bySession(f.raw(t))["trap"]) == 0; time.Sleep(20 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the shell did not say its trap was set")
+	}
+	sigs <- syscall.SIGTERM
+	o := <-exited
+	require.NoError(t, o.err)
+	require.Equal(t, 7, o.res.ExitCode)
 	msgs := bySession(f.raw(t))["trap"]
-	require.Len(t, msgs, 2)
-	require.JSONEq(t, `{"got":"TERM"}`, string(msgs[0].data))
-	require.JSONEq(t, `{"agentwire":"exit","code":7}`, string(msgs[1].data))
+	require.Len(t, msgs, 3)
+	require.JSONEq(t, `{"trap":"set"}`, string(msgs[0].data))
+	require.JSONEq(t, `{"got":"TERM"}`, string(msgs[1].data))
+	require.JSONEq(t, `{"agentwire":"exit","code":7}`, string(msgs[2].data))
 
 	// Killed by a signal: 128+n and its name.
-	res, err = f.in.Exec(t.Context(), ingest.ExecOptions{
+	res, err := f.in.Exec(t.Context(), ingest.ExecOptions{
 		Args:    []string{"sh", "-c", `kill -KILL $$`},
 		Session: ingest.Session{Key: "killed", Dialect: "codex-exec"},
 	})
