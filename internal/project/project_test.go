@@ -544,13 +544,24 @@ func TestStreamMadeAnew(t *testing.T) {
 func TestNATSRestart(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.publish(recordings(t, "acme"), 1)
-	e.start(project.Config{BatchSize: 8, Workers: 2, BeforeCommit: func(int) { time.Sleep(2 * time.Millisecond) }})
-	time.Sleep(100 * time.Millisecond)
+	total := uint64(e.publish(recordings(t, "acme"), 1)) //nolint:gosec // a count
+	// Commits wait while the test holds the gate: NATS restarts with the
+	// run unfinished, however fast the projector is.
+	var gate sync.RWMutex
+	p := e.start(project.Config{BatchSize: 8, Workers: 2, BeforeCommit: func(int) {
+		gate.RLock()
+		defer gate.RUnlock()
+		time.Sleep(2 * time.Millisecond)
+	}})
+	require.Eventually(t, func() bool { return p.Stats().Applied.Load() >= total/3 }, 30*time.Second, time.Millisecond)
+	gate.Lock()
 	e.srv = natstest.Restart(t, e.srv)
+	require.Less(t, p.Stats().Applied.Load(), total, "the projector finished before NATS restarted: the test tested nothing")
+	gate.Unlock()
 	e.connectNATS()
 	e.waitApplied("")
 	requireGolden(t, e.dump())
+	require.Positive(t, p.Stats().Restarts.Load(), "the projector did not start over from its ack floor")
 }
 
 // TestSchemaMismatchStops: a database without a column the projector
