@@ -100,3 +100,81 @@ func spans(e canonical.Event) (start, end bool, id string) {
 	ids := map[string]string{"item": e.ItemID, "turn": e.TurnID, "request": e.RequestID}
 	return begins[k], ends[k], what + " " + ids[what]
 }
+
+// TestUnwritableTimes: a frame whose time no event can carry (RFC 3339
+// has four-digit years; an offset can carry 9999-12-31 into year 10000)
+// maps to events at the frame's arrival, which encode; they used to fail
+// to encode and were dead-lettered. A rate-limit window's reset time out
+// of range is left out. The last writable instant is kept.
+func TestUnwritableTimes(t *testing.T) {
+	t.Parallel()
+	arrival := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	last := time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+	lines := map[string]func(at string) string{
+		"claude-log": func(at string) string {
+			return `{"type":"user","timestamp":"` + at + `","sessionId":"s1","uuid":"u1","message":{"role":"user","content":"hi"}}`
+		},
+		"gemini-stream": func(at string) string {
+			return `{"type":"init","timestamp":"` + at + `","session_id":"s1","model":"m"}`
+		},
+		"codex-rollout": func(at string) string {
+			return `{"timestamp":"` + at + `","type":"session_meta","payload":{"id":"s1"}}`
+		},
+	}
+	for dialect, line := range lines {
+		for at, want := range map[string]time.Time{
+			"9999-12-31T23:59:59-23:59": arrival,
+			"0000-01-01T00:00:00+23:00": arrival,
+			"9999-12-31T23:59:59Z":      last,
+		} {
+			requireMappedAt(t, dialect, line(at), arrival, want)
+		}
+	}
+	for ms, want := range map[string]time.Time{"1000000000000000": arrival, "253402300799000": last} {
+		requireMappedAt(t, "codex-app-server",
+			`{"dir":"agent","msg":{"method":"thread/started","params":{"thread":{"id":"t1"}},"emittedAtMs":`+ms+`}}`, arrival, want)
+	}
+
+	// Rate-limit windows: resets_at in seconds, and resets_in_seconds from
+	// the line's time.
+	for window, want := range map[string]*time.Time{
+		`"resets_at":1000000000000`:        nil,
+		`"resets_at":253402300799`:         &last,
+		`"resets_in_seconds":999999999999`: nil,
+	} {
+		evs := mapLine(t, "codex-rollout", `{"timestamp":"2026-12-06T12:00:00Z","type":"event_msg","payload":{"type":"token_count","rate_limits":{"primary":{"used_percent":5,`+window+`}}}}`, arrival)
+		var found bool
+		for _, e := range evs {
+			if p, ok := e.Payload.(*canonical.AccountRateLimitsUpdated); ok {
+				found = true
+				require.Len(t, p.Windows, 1, window)
+				require.Equal(t, want, p.Windows[0].ResetsAt, window)
+			}
+		}
+		require.True(t, found, "%s: no rate-limit event", window)
+	}
+}
+
+// requireMappedAt maps one line of dialect, arrived at arrival: it makes
+// events, each of which encodes and is at want.
+func requireMappedAt(t *testing.T, dialect, line string, arrival, want time.Time) {
+	t.Helper()
+	evs := mapLine(t, dialect, line, arrival)
+	require.NotEmpty(t, evs, "%s: %s", dialect, line)
+	for _, e := range evs {
+		require.True(t, want.Equal(e.CreatedAt), "%s: %s: %s at %s, want %s", dialect, line, e.Type(), e.CreatedAt, want)
+		require.NoError(t, canonical.Validate(e), "%s: %s", dialect, line)
+		_, err := canonical.Encode(e)
+		require.NoError(t, err, "%s: %s", dialect, line)
+	}
+}
+
+func mapLine(t *testing.T, dialect, line string, arrival time.Time) []canonical.Event {
+	t.Helper()
+	a, err := Lookup(dialect)
+	require.NoError(t, err)
+	evs, err := a.NewSession("").Map(adapter.Frame{Bytes: []byte(line), Dialect: dialect, Tenant: "acme", SessionKey: "k",
+		Ordinal: 1, ReceivedAt: arrival})
+	require.NoError(t, err)
+	return evs
+}

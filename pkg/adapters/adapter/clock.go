@@ -21,9 +21,10 @@ type Clock struct {
 }
 
 // At is the time of a frame that arrived at received and carries the
-// provider's time provider (zero when it carries none).
+// provider's time provider (zero when it carries none; one an event cannot
+// carry, see Writable, counts as none).
 func (c *Clock) At(received, provider time.Time) time.Time {
-	if !provider.IsZero() {
+	if !provider.IsZero() && Writable(provider) {
 		c.Lead, c.Known = provider.Sub(received), true
 		return provider
 	}

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -30,6 +31,9 @@ func TestClock(t *testing.T) {
 			[]time.Time{ingest, recorded}},
 		{"no arrival time stays zero", [][2]time.Time{{ingest, recorded}, {zero, zero}},
 			[]time.Time{recorded, zero}},
+		{"a provider time no event can carry counts as none",
+			[][2]time.Time{{ingest, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, {ingest.Add(ms(1)), zero}},
+			[]time.Time{ingest, ingest.Add(ms(1))}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -45,4 +49,39 @@ func TestClock(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestUnix(t *testing.T) {
+	t.Parallel()
+	last := time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+	for _, tc := range []struct {
+		sec  int64
+		want time.Time
+		ok   bool
+	}{
+		{0, time.Unix(0, 0).UTC(), true},
+		{1796216346, time.Date(2026, 12, 2, 12, 59, 6, 0, time.UTC), true},
+		{last.Unix(), last, true},
+		{last.Unix() + 1, time.Time{}, false},
+		{time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Unix() - 1, time.Time{}, false},
+		{math.MaxInt64, time.Time{}, false},
+		{math.MinInt64, time.Time{}, false},
+	} {
+		got, ok := Unix(tc.sec)
+		require.Equal(t, tc.ok, ok, tc.sec)
+		require.Equal(t, tc.want, got, tc.sec)
+		if tc.sec > math.MaxInt64/1000 || tc.sec < math.MinInt64/1000 {
+			continue // as milliseconds, it overflows
+		}
+		got, ok = UnixMilli(tc.sec * 1000)
+		require.Equal(t, tc.ok, ok, tc.sec)
+		require.Equal(t, tc.want, got, tc.sec)
+	}
+	got, ok := UnixMilli(last.UnixMilli() + 999)
+	require.True(t, ok)
+	require.Equal(t, last.Add(999*time.Millisecond), got)
+	_, ok = UnixMilli(last.UnixMilli() + 1000)
+	require.False(t, ok)
+	_, ok = UnixMilli(math.MaxInt64)
+	require.False(t, ok)
 }

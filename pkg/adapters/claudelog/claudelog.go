@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/5"
+const MappingVersion = "claude-log/6"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"

@@ -22,7 +22,7 @@ import (
 const Dialect = "codex-app-server"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-app-server/6"
+const MappingVersion = "codex-app-server/7"
 
 // Raw sources: what the agent sends unasked, what it asks, and the
 // answers to requests in either direction.
@@ -274,8 +274,8 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(source, m.Method, msgType, f.Bytes))
 	var emitted time.Time
-	if m.EmittedAtMs != nil && *m.EmittedAtMs > 0 && *m.EmittedAtMs < 1<<50 {
-		emitted = time.UnixMilli(*m.EmittedAtMs).UTC()
+	if m.EmittedAtMs != nil && *m.EmittedAtMs > 0 {
+		emitted, _ = adapter.UnixMilli(*m.EmittedAtMs)
 	}
 	// Notifications carry the server's time, requests and responses do
 	// not: the clock puts them on one time line (approval latencies were

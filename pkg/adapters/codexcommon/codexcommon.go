@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentwire/agentwire/internal/jsonscan"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -146,12 +147,17 @@ func RateLimitWindows(snapshot json.RawMessage, now time.Time) []canonical.RateL
 		cw := canonical.RateLimitWindow{Name: name}
 		cw.UsedPercent = nonNegF(first(w.UsedPercent, w.UsedPercentSnake))
 		cw.WindowMinutes = nonNeg(first(w.WindowDurationMins, w.WindowMinutes))
-		if at := first(w.ResetsAt, w.ResetsAtSnake); at != nil && *at > 0 && *at < 1<<40 {
-			t := time.Unix(*at, 0).UTC()
-			cw.ResetsAt = &t
-		} else if w.ResetsInSeconds != nil && *w.ResetsInSeconds >= 0 && *w.ResetsInSeconds < 1<<40 && !now.IsZero() {
-			t := now.Add(time.Duration(*w.ResetsInSeconds) * time.Second).UTC()
-			cw.ResetsAt = &t
+		if at := first(w.ResetsAt, w.ResetsAtSnake); at != nil && *at > 0 {
+			if t, ok := adapter.Unix(*at); ok {
+				cw.ResetsAt = &t
+			}
+		} else if in := w.ResetsInSeconds; in != nil && *in >= 0 && *in < 1<<40 && !now.IsZero() {
+			// Counted in whole seconds from now's: as a Duration, 292
+			// years of seconds would overflow.
+			if t, ok := adapter.Unix(now.Unix() + *in); ok {
+				t = t.Add(time.Duration(now.Nanosecond()))
+				cw.ResetsAt = &t
+			}
 		}
 		out = append(out, cw)
 	}

@@ -18,7 +18,7 @@ import (
 const Dialect = "codex-rollout"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-rollout/8"
+const MappingVersion = "codex-rollout/9"
 
 const rawSource = "codex.eventmsg"
 

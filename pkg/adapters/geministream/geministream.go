@@ -16,7 +16,7 @@ import (
 const Dialect = "gemini-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "gemini-stream/3"
+const MappingVersion = "gemini-stream/4"
 
 const rawSource = "gemini.stream-json"
 
