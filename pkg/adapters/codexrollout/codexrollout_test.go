@@ -183,10 +183,13 @@ func TestMap(t *testing.T) {
 				ln("response_item", `{"type":"function_call_output","call_id":"c2","output":"Chunk ID: 1a2b3c\nWall time: 10.0000 seconds\nProcess running with session ID 7\nOriginal token count: 0\nOutput:\n"}`),
 				ln("response_item", `{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"cat notes\"}","call_id":"c3"}`),
 				ln("response_item", `{"type":"function_call_output","call_id":"c3","output":"Dear diary\nOutput:\nfine"}`),
+				ln("response_item", `{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"true\"}","call_id":"c4"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c4","output":"Wall time: NaN seconds\nProcess exited with code 0\nOutput:\n"}`),
 				ln("event_msg", `{"type":"task_complete","turn_id":"tu"}`),
 			},
 			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted,
-				canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted},
+				canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted,
+				canonical.KindItemCompleted, canonical.KindTurnCompleted},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
 				exited := evs[2].Payload.(*canonical.ItemCompleted)
@@ -200,6 +203,9 @@ func TestMap(t *testing.T) {
 				plain := evs[6].Payload.(*canonical.ItemCompleted)
 				require.Equal(t, "Dear diary\nOutput:\nfine", plain.Content[canonical.StreamCommandOutput], "no header: the output as it is")
 				require.Nil(t, plain.ExitCode)
+				nan := evs[8].Payload.(*canonical.ItemCompleted)
+				require.Nil(t, nan.DurationMs, "a wall time that is no number makes no header: ParseFloat reads NaN")
+				require.Equal(t, "Wall time: NaN seconds\nProcess exited with code 0\nOutput:\n", nan.Content[canonical.StreamCommandOutput])
 			},
 		},
 		{

@@ -285,7 +285,8 @@ func execOutput(out string) (string, *int, *int64, bool) {
 			strings.HasPrefix(line, "Process running with session ID "):
 		case strings.HasPrefix(line, "Wall time: ") && strings.HasSuffix(line, " seconds"):
 			s, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(line, "Wall time: "), " seconds"), 64)
-			if err != nil || s < 0 || s > 1e9 {
+			// ParseFloat reads "NaN" and "Inf" too, which no duration is.
+			if err != nil || math.IsNaN(s) || s < 0 || s > 1e9 {
 				return "", nil, nil, false
 			}
 			wall = &s
