@@ -20,6 +20,7 @@ import (
 	"github.com/agentwire/agentwire/internal/dbtest"
 	"github.com/agentwire/agentwire/internal/natstest"
 	"github.com/agentwire/agentwire/internal/project"
+	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
 // updating reports whether -update (defined by adaptertest) was given.
@@ -658,4 +659,37 @@ func TestMain(m *testing.M) {
 		os.Exit(runChild())
 	}
 	os.Exit(m.Run())
+}
+
+// TestExitCodesBeyondInt4: the projections hold exit codes as int4. A
+// Windows exit code, 32 bits unsigned, is kept as the signed number of
+// the same bits; one beyond 32 bits is NULL; the event log keeps both as
+// they came. They used to wrap silently into unrelated numbers.
+func TestExitCodesBeyondInt4(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	r := fixture("acme")
+	codes := []int{3221225477, 1 << 40}
+	var items []string
+	for i := range r.events {
+		if p, ok := r.events[i].Payload.(*canonical.ItemCompleted); ok && len(items) < len(codes) {
+			p.ExitCode = &codes[len(items)]
+			items = append(items, r.events[i].ItemID)
+		}
+	}
+	require.Len(t, items, len(codes))
+	e.publish([]recording{r}, 1)
+	p := e.start(project.Config{})
+	e.waitApplied("")
+	require.Zero(t, p.Stats().DeadLettered.Load())
+	for i, want := range []*int64{new(int64(-1073741819)), nil} {
+		var got *int64
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT exit_code FROM items WHERE tenant_id = 'acme' AND item_id = $1`, items[i]).Scan(&got))
+		require.Equal(t, want, got, "exit code %d", codes[i])
+		var logged int64
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT (data->'payload'->>'exitCode')::bigint FROM events
+			WHERE tenant_id = 'acme' AND item_id = $1 AND type = 'item.completed'`, items[i]).Scan(&logged))
+		require.EqualValues(t, codes[i], logged)
+	}
 }

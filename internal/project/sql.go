@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -654,21 +655,37 @@ func ptr[T any](v any) *T {
 	panic(fmt.Sprintf("rows: %T is not %T", v, zero))
 }
 
+// asInt32 is an int4 column's value. The int4 columns hold exit codes.
+// Windows gives them as 32-bit unsigned numbers (0xC0000005 is
+// 3221225477): those are kept as the signed number of the same bits,
+// which is how Windows reads them too (-1073741819); a value outside 32
+// bits, which no process exits with, is NULL. The event log keeps the
+// number as it came either way. A plain conversion wrapped such values
+// silently into unrelated ones.
 func asInt32(v any) *int32 {
-	switch n := v.(type) {
+	var n int
+	switch x := v.(type) {
 	case int:
-		m := int32(n) //nolint:gosec // exit codes fit
-		return &m
+		n = x
 	case *int:
-		if n == nil {
+		if x == nil {
 			return nil
 		}
-		m := int32(*n) //nolint:gosec // exit codes fit
-		return &m
+		n = *x
 	case nil:
 		return nil
+	default:
+		panic(fmt.Sprintf("rows: %T is not int4", v))
 	}
-	panic(fmt.Sprintf("rows: %T is not int4", v))
+	switch {
+	case n >= math.MinInt32 && n <= math.MaxInt32:
+		m := int32(n)
+		return &m
+	case n > math.MaxInt32 && n <= math.MaxUint32:
+		m := int32(uint32(n)) //nolint:gosec // the same 32 bits, read signed
+		return &m
+	}
+	return nil
 }
 
 // queueTo queues the statement with the rows, if any.
