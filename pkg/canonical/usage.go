@@ -47,14 +47,23 @@ func (u TokenUsage) TotalInputTokens() int64 {
 // TotalTokens is every token of the prompt and of the output.
 func (u TokenUsage) TotalTokens() int64 { return u.TotalInputTokens() + u.OutputTokens }
 
-// Add returns the bucket-wise sum of u and v.
+// Add returns the bucket-wise sum of u and v, each bucket held at
+// math.MaxInt64: running totals add up what frames say, and counts no
+// model produces (each may be up to MaxInt64/2) wrapped a total around
+// to a negative one.
 func (u TokenUsage) Add(v TokenUsage) TokenUsage {
+	add := func(a, b int64) int64 {
+		if b > 0 && a > math.MaxInt64-b {
+			return math.MaxInt64
+		}
+		return a + b
+	}
 	return TokenUsage{
-		InputTokens:           u.InputTokens + v.InputTokens,
-		CachedInputTokens:     u.CachedInputTokens + v.CachedInputTokens,
-		CacheWriteInputTokens: u.CacheWriteInputTokens + v.CacheWriteInputTokens,
-		OutputTokens:          u.OutputTokens + v.OutputTokens,
-		ReasoningOutputTokens: u.ReasoningOutputTokens + v.ReasoningOutputTokens,
+		InputTokens:           add(u.InputTokens, v.InputTokens),
+		CachedInputTokens:     add(u.CachedInputTokens, v.CachedInputTokens),
+		CacheWriteInputTokens: add(u.CacheWriteInputTokens, v.CacheWriteInputTokens),
+		OutputTokens:          add(u.OutputTokens, v.OutputTokens),
+		ReasoningOutputTokens: add(u.ReasoningOutputTokens, v.ReasoningOutputTokens),
 	}
 }
 

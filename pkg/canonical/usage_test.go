@@ -2,7 +2,9 @@ package canonical
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -104,4 +106,16 @@ func TestTokenUsageArithmetic(t *testing.T) {
 	require.Equal(t, TokenUsage{InputTokens: 6, CacheWriteInputTokens: 5, ReasoningOutputTokens: 2}, a.Sub(b))
 	require.True(t, TokenUsage{}.IsZero())
 	require.False(t, a.IsZero())
+}
+
+// TestAddHoldsAtMaxInt64: a running total of counts no model produces
+// stays at the largest count instead of wrapping to a negative one.
+func TestAddHoldsAtMaxInt64(t *testing.T) {
+	t.Parallel()
+	half := TokenUsage{InputTokens: math.MaxInt64 / 2, OutputTokens: 3}
+	sum := half.Add(half).Add(half)
+	require.Equal(t, TokenUsage{InputTokens: math.MaxInt64, OutputTokens: 9}, sum)
+	require.NoError(t, Validate(Event{EventID: "00000000-0000-5000-8000-000000000001", Tenant: "t", Provider: ProviderCodex,
+		SessionID: "00000000-0000-5000-8000-000000000002", CreatedAt: time.Unix(1, 0).UTC(), MappingVersion: "x/1",
+		Payload: &ThreadTokenUsageUpdated{Usage: sum}}))
 }

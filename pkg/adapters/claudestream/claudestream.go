@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-stream/6"
+const MappingVersion = "claude-stream/7"
 
 // Raw sources: SDK messages, and the permission flow (can_use_tool and the
 // host's answer to it).
@@ -413,7 +413,15 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 	st.T.CloseTurn(em, env, p)
 }
 
-func roundCost(c float64) float64 { return math.Round(c*1e9) / 1e9 }
+// roundCost rounds a difference of two costs to a billionth of a dollar,
+// the float noise of the subtraction taken off. A cost too large for that
+// (c*1e9 would be infinite) has no such noise to take off: it is kept.
+func roundCost(c float64) float64 {
+	if r := math.Round(c*1e9) / 1e9; !math.IsInf(r, 0) {
+		return r
+	}
+	return c
+}
 
 // behind reports whether a cumulative count went backwards in any bucket.
 func behind(cum, prev canonical.TokenUsage) bool {

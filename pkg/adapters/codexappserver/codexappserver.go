@@ -937,9 +937,10 @@ func (mp *mapper) notification() bool {
 		on := m.Method == "modelProvider/authRecoveryStarted"
 		em.Emit(env, &canonical.AuthStatus{IsAuthenticating: &on, Output: nonEmptyList(stringField(m.Params, "message"))})
 	case "externalAgentConfig/import/progress":
-		em.Emit(env, &canonical.TaskProgress{TaskID: stringField(m.Params, "importId"), Description: "importing external agent configuration"})
+		// A task needs an id; an import without one is the import.
+		em.Emit(env, &canonical.TaskProgress{TaskID: codexcommon.Text(stringField(m.Params, "importId"), "import"), Description: "importing external agent configuration"})
 	case "externalAgentConfig/import/completed":
-		em.Emit(env, &canonical.TaskCompleted{TaskID: stringField(m.Params, "importId"), Status: canonical.TaskStatusCompleted})
+		em.Emit(env, &canonical.TaskCompleted{TaskID: codexcommon.Text(stringField(m.Params, "importId"), "import"), Status: canonical.TaskStatusCompleted})
 	case "process/exited":
 		status := canonical.TaskStatusCompleted
 		if intField(m.Params, "exitCode") != 0 {

@@ -70,7 +70,10 @@ func rustDurationMs(raw json.RawMessage) *int64 {
 		Secs  *int64 `json:"secs"`
 		Nanos *int64 `json:"nanos"`
 	}
-	if jsonscan.Unmarshal(raw, &d) != nil || d.Secs == nil || d.Nanos == nil || *d.Secs < 0 || *d.Nanos < 0 || *d.Secs > math.MaxInt64/1000-1 {
+	// A Rust Duration's nanos are below a second; more would overflow the
+	// sum.
+	if jsonscan.Unmarshal(raw, &d) != nil || d.Secs == nil || d.Nanos == nil || *d.Secs < 0 || *d.Nanos < 0 || *d.Nanos >= 1e9 ||
+		*d.Secs > math.MaxInt64/1000-1 {
 		return nil
 	}
 	return new(*d.Secs*1000 + *d.Nanos/1e6)
