@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -330,4 +331,26 @@ func short(s string) string {
 		return s[:700] + "…"
 	}
 	return s
+}
+
+// commitGate holds a projector's commits (its BeforeCommit) while a test
+// takes a server down, so that the server goes with the run unfinished,
+// however fast the projector is; a run over by then tests nothing.
+type commitGate struct{ held sync.RWMutex }
+
+func (g *commitGate) beforeCommit(int) {
+	g.held.RLock()
+	defer g.held.RUnlock()
+	time.Sleep(2 * time.Millisecond)
+}
+
+// takeDown waits until p has applied at least applied events, then runs
+// down with commits held, and checks that p had not applied all total.
+func (g *commitGate) takeDown(t *testing.T, p *project.Projector, applied, total uint64, down func()) {
+	t.Helper()
+	require.Eventually(t, func() bool { return p.Stats().Applied.Load() >= applied }, 30*time.Second, time.Millisecond)
+	g.held.Lock()
+	defer g.held.Unlock()
+	down()
+	require.Less(t, p.Stats().Applied.Load(), total, "the projector finished before the server went down: the test tested nothing")
 }

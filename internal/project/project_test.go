@@ -254,23 +254,15 @@ func TestPostgresRestarted(t *testing.T) {
 	require.NoError(t, err)
 	e := newEnvOn(t, cfg, "public")
 	total := uint64(e.publish(recordings(t, "acme"), 1)) //nolint:gosec // a count
-	// Commits wait while the test holds the gate: Postgres goes down with
-	// the run unfinished, however fast the projector is.
-	var gate sync.RWMutex
-	p := e.start(project.Config{BatchSize: 8, Workers: 2, BeforeCommit: func(int) {
-		gate.RLock()
-		defer gate.RUnlock()
-		time.Sleep(2 * time.Millisecond)
-	}})
+	var gate commitGate
+	p := e.start(project.Config{BatchSize: 8, Workers: 2, BeforeCommit: gate.beforeCommit})
 	failures := func() uint64 { return p.Stats().Retries.Load() + p.Stats().Restarts.Load() }
 	for i, down := range []func(){pg.Crash, pg.Stop} {
-		at := total * uint64(i+1) / 3
-		require.Eventually(t, func() bool { return p.Stats().Applied.Load() >= at }, 30*time.Second, time.Millisecond)
-		before := failures()
-		gate.Lock()
-		down()
-		gate.Unlock()
-		require.Less(t, p.Stats().Applied.Load(), total, "the projector finished before Postgres went down: the test tested nothing")
+		var before uint64
+		gate.takeDown(t, p, total*uint64(i+1)/3, total, func() {
+			before = failures()
+			down()
+		})
 		// Down for a while: the projector keeps trying, and failing, and
 		// says so.
 		require.Eventually(t, func() bool { return failures() > before }, 10*time.Second, time.Millisecond, "the projector did not notice")
@@ -546,19 +538,9 @@ func TestNATSRestart(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	total := uint64(e.publish(recordings(t, "acme"), 1)) //nolint:gosec // a count
-	// Commits wait while the test holds the gate: NATS restarts with the
-	// run unfinished, however fast the projector is.
-	var gate sync.RWMutex
-	p := e.start(project.Config{BatchSize: 8, Workers: 2, BeforeCommit: func(int) {
-		gate.RLock()
-		defer gate.RUnlock()
-		time.Sleep(2 * time.Millisecond)
-	}})
-	require.Eventually(t, func() bool { return p.Stats().Applied.Load() >= total/3 }, 30*time.Second, time.Millisecond)
-	gate.Lock()
-	e.srv = natstest.Restart(t, e.srv)
-	require.Less(t, p.Stats().Applied.Load(), total, "the projector finished before NATS restarted: the test tested nothing")
-	gate.Unlock()
+	var gate commitGate
+	p := e.start(project.Config{BatchSize: 8, Workers: 2, BeforeCommit: gate.beforeCommit})
+	gate.takeDown(t, p, total/3, total, func() { e.srv = natstest.Restart(t, e.srv) })
 	e.connectNATS()
 	e.waitApplied("")
 	requireGolden(t, e.dump())

@@ -41,23 +41,25 @@ type TokenUsage struct {
 
 // TotalInputTokens is the whole prompt: uncached, cache-read and cache-write.
 func (u TokenUsage) TotalInputTokens() int64 {
-	return u.InputTokens + u.CachedInputTokens + u.CacheWriteInputTokens
+	return add(add(u.InputTokens, u.CachedInputTokens), u.CacheWriteInputTokens)
 }
 
 // TotalTokens is every token of the prompt and of the output.
-func (u TokenUsage) TotalTokens() int64 { return u.TotalInputTokens() + u.OutputTokens }
+func (u TokenUsage) TotalTokens() int64 { return add(u.TotalInputTokens(), u.OutputTokens) }
+
+// add is a sum of token counts, held at math.MaxInt64: counts add up what
+// frames say, and counts no model produces (each may be up to MaxInt64/2)
+// wrapped a sum around to a negative one.
+func add(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
 
 // Add returns the bucket-wise sum of u and v, each bucket held at
-// math.MaxInt64: running totals add up what frames say, and counts no
-// model produces (each may be up to MaxInt64/2) wrapped a total around
-// to a negative one.
+// math.MaxInt64 (add).
 func (u TokenUsage) Add(v TokenUsage) TokenUsage {
-	add := func(a, b int64) int64 {
-		if b > 0 && a > math.MaxInt64-b {
-			return math.MaxInt64
-		}
-		return a + b
-	}
 	return TokenUsage{
 		InputTokens:           add(u.InputTokens, v.InputTokens),
 		CachedInputTokens:     add(u.CachedInputTokens, v.CachedInputTokens),

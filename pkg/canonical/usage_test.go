@@ -108,13 +108,17 @@ func TestTokenUsageArithmetic(t *testing.T) {
 	require.False(t, a.IsZero())
 }
 
-// TestAddHoldsAtMaxInt64: a running total of counts no model produces
-// stays at the largest count instead of wrapping to a negative one.
+// TestAddHoldsAtMaxInt64: a running total, or a total across buckets, of
+// counts no model produces stays at the largest count instead of wrapping
+// to a negative one.
 func TestAddHoldsAtMaxInt64(t *testing.T) {
 	t.Parallel()
 	half := TokenUsage{InputTokens: math.MaxInt64 / 2, OutputTokens: 3}
 	sum := half.Add(half).Add(half)
 	require.Equal(t, TokenUsage{InputTokens: math.MaxInt64, OutputTokens: 9}, sum)
+	require.Equal(t, int64(math.MaxInt64), sum.TotalTokens())
+	require.Equal(t, int64(math.MaxInt64), TokenUsage{InputTokens: math.MaxInt64 / 2, CachedInputTokens: math.MaxInt64 / 2,
+		CacheWriteInputTokens: math.MaxInt64 / 2}.TotalInputTokens())
 	require.NoError(t, Validate(Event{EventID: "00000000-0000-5000-8000-000000000001", Tenant: "t", Provider: ProviderCodex,
 		SessionID: "00000000-0000-5000-8000-000000000002", CreatedAt: time.Unix(1, 0).UTC(), MappingVersion: "x/1",
 		Payload: &ThreadTokenUsageUpdated{Usage: sum}}))
