@@ -18,12 +18,13 @@
 //
 // # Validation
 //
-// Validate checks required members, enum values, id and slug formats and
-// non-negative counts, and reports each violation as a *FieldError naming
-// the JSON path and the rule. Decode decodes and validates. Both are driven
-// by the same struct tags as the JSON Schemas (Schema, SchemaURI), so the
-// schemas published for subscribers in other languages say exactly what Go
-// enforces.
+// Validate checks required members, enum values, id and slug formats,
+// non-negative counts and JSON members nested at most MaxJSONDepth deep,
+// and reports each violation as a *FieldError naming the JSON path and the
+// rule. Decode decodes and validates. Both are driven by the same struct
+// tags as the JSON Schemas (Schema, SchemaURI), so the schemas published
+// for subscribers in other languages say what Go enforces, but for the
+// depth, which a JSON Schema cannot state.
 //
 // # Identifiers
 //

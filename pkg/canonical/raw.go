@@ -175,8 +175,17 @@ func (r Raw) Frame() ([]byte, error) {
 	}
 }
 
+// MaxJSONDepth is the deepest a JSON value in an event may nest: a
+// payload's JSON member (Validate) or a frame kept inline (NewRaw). The
+// event around the value adds a few levels, and decoders stop not far
+// above (encoding/json at 10000, Postgres's jsonb where its stack ends),
+// so an event with a deeper value could not be encoded or stored. No
+// provider nests anywhere near this deep; a frame that does is broken or
+// hostile, and adapters map it to a runtime.error.
+const MaxJSONDepth = 512
+
 // MaxRawJSONDepth is the deepest nesting of a frame kept as inline JSON.
-const MaxRawJSONDepth = 512
+const MaxRawJSONDepth = MaxJSONDepth
 
 // mustString encodes s as a JSON string without HTML escaping; encoding a
 // Go string cannot fail.

@@ -12,8 +12,9 @@ import (
 )
 
 // Validate checks an event against the rules of its type: required fields,
-// enum values, canonical id formats, slugs, non-negative counts and the raw
-// frame's encoding. It returns every violation found, each a *FieldError
+// enum values, canonical id formats, slugs, non-negative counts, JSON
+// members that are valid and nest at most MaxJSONDepth deep, and the raw frame's
+// encoding. It returns every violation found, each a *FieldError
 // naming the field and the rule, joined with errors.Join; errors.Is(err,
 // ErrInvalidEvent) holds for the result.
 func Validate(e Event) error {
@@ -96,8 +97,12 @@ func validateValue(errs []error, at *path, v reflect.Value, f field) []error {
 			}
 			return errs
 		}
-		if !jsonscan.Valid(raw) {
+		info := jsonscan.Check(raw)
+		if !info.Valid {
 			return fail("must be valid JSON", "")
+		}
+		if info.Depth > MaxJSONDepth {
+			return fail("must nest at most "+strconv.Itoa(MaxJSONDepth)+" levels deep", strconv.Itoa(info.Depth))
 		}
 		return errs
 	case timeType:

@@ -3,6 +3,8 @@ package canonical
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +76,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"invalid item type", KindItemCompleted, func(d doc) { payload(d)["itemType"] = "tool_call" }, "payload.itemType", "must be one of user_message", ErrInvalidEvent, true, ""},
 		{"invalid error class", KindRuntimeError, func(d doc) { payload(d)["class"] = "fatal" }, "payload.class", "must be one of provider_error", ErrInvalidEvent, true, ""},
 		{"null unknown member", KindAccountUpdated, func(d doc) { payload(d)["account"] = nil }, "payload.account", "is required", ErrInvalidEvent, true, ""},
+		{"JSON member nested too deep", KindAccountUpdated, func(d doc) { payload(d)["account"] = nested(MaxJSONDepth + 1) }, "payload.account", "must nest at most 512 levels deep", ErrInvalidEvent, false, ""},
 		{"missing files", KindFilesPersisted, func(d doc) { delete(payload(d), "files") }, "payload.files", "is required", ErrInvalidEvent, true, ""},
 		{"empty required string", KindModelRerouted, func(d doc) { payload(d)["toModel"] = "" }, "payload.toModel", "is required", ErrInvalidEvent, true, ""},
 		{"missing raw source", KindTurnStarted, func(d doc) { delete(d["raw"].(doc), "source") }, "raw.source", "is required", ErrInvalidEvent, true, ""},
@@ -109,6 +112,41 @@ func TestDecodeRejects(t *testing.T) {
 				require.Error(t, schemaValidate(t, k, b), "the schema must reject what Decode rejects")
 			}
 		})
+	}
+}
+
+// nested is a JSON array nested depth levels deep.
+func nested(depth int) any {
+	var v any = []any{}
+	for range depth - 1 {
+		v = []any{v}
+	}
+	return v
+}
+
+// TestValidateJSONDepth: a payload's JSON member may nest as deep as a
+// frame kept inline, and no deeper, so every event that validates can be
+// encoded: one nested past encoding/json's limit made Encode fail.
+func TestValidateJSONDepth(t *testing.T) {
+	t.Parallel()
+	event := func(v json.RawMessage) Event {
+		return Event{
+			EventID: "6f1c7a52-9a3e-5d0b-8f43-2b6a8c0e4d17", Tenant: "acme", Provider: ProviderCodex,
+			SessionID: "6f1c7a52-9a3e-5d0b-8f43-2b6a8c0e4d18", CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+			Payload: &AccountUpdated{Account: v},
+		}
+	}
+	deep := func(n int) json.RawMessage {
+		return json.RawMessage(strings.Repeat("[", n) + strings.Repeat("]", n))
+	}
+	atLimit := event(deep(MaxJSONDepth))
+	require.NoError(t, Validate(atLimit))
+	_, err := Encode(atLimit)
+	require.NoError(t, err)
+	for _, n := range []int{MaxJSONDepth + 1, 10001} {
+		err := Validate(event(deep(n)))
+		require.ErrorIs(t, err, ErrInvalidEvent, "depth %d", n)
+		require.Contains(t, err.Error(), fmt.Sprintf(`payload.account: must nest at most 512 levels deep (got "%d")`, n))
 	}
 }
 

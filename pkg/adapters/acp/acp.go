@@ -16,7 +16,7 @@ import (
 const Dialect = "acp"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "acp/3"
+const MappingVersion = "acp/4"
 
 // Raw sources: EVENTS.md names them after Cursor, the first ACP agent; they
 // are kept for every agent, so a subscriber filters ACP frames one way.
@@ -442,6 +442,14 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	}
 	kinds := fr.kinds(st)
 	p, answered := st.Pending[fr.key]
+	method := fr.msg.Method
+	if fr.class == classResponse {
+		method = p.Method
+	}
+	raw := canonical.NewRawChecked(source(fr.class), method, kinds[0], f.Bytes, fr.check)
+	if err := adapter.CheckDepth(f, raw); err != nil {
+		return st, adapter.Undecodable(f, st.Provider, MappingVersion, source(fr.class), err), nil
+	}
 	if fr.class == classResponse {
 		delete(st.Pending, fr.key)
 	}
@@ -453,11 +461,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			st.Provider = prov
 		}
 	}
-	method := fr.msg.Method
-	if fr.class == classResponse {
-		method = p.Method
-	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(source(fr.class), method, kinds[0], f.Bytes, fr.check))
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)
 	m := &mapper{em: em, st: &st, ids: em.IDs(), fr: fr, kind: kinds[0]}
 	switch {
 	case fr.class == classResponse && fr.dir == adapter.FromClient:

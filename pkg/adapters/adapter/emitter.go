@@ -2,9 +2,11 @@ package adapter
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
+	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -128,13 +130,35 @@ func mustJSON(v any) json.RawMessage {
 // promises, to a runtime.error of class validation_error with the raw
 // frame kept as it came (as a string or base64 when it is not JSON).
 func Undecodable(f Frame, p canonical.Provider, version, source string, err error) []canonical.Event {
-	em := NewEmitter(f, p, version, canonical.NewRaw(source, "", "", f.Bytes))
+	raw := canonical.NewRaw(source, "", "", f.Bytes)
+	if deep := CheckDepth(f, raw); deep != nil {
+		// The decoder's own limit ("exceeded max depth") says less.
+		err = deep
+	}
+	em := NewEmitter(f, p, version, raw)
 	msg := "frame could not be decoded"
 	if err != nil {
 		msg += ": " + firstLine(err.Error())
 	}
 	em.Fail(canonical.Event{}, canonical.ErrorClassValidation, msg, map[string]any{"dialect": f.Dialect, "bytes": len(f.Bytes)})
 	return em.Events()
+}
+
+// CheckDepth returns an error when a frame nests deeper than an event can
+// carry (canonical.MaxJSONDepth): adapters copy parts of frames into
+// payloads, and an event holding a part nested past that could not be
+// encoded. Adapters map such a frame with Undecodable, before it changes
+// their state. raw is the frame's Raw: only a frame not kept inline can be
+// that deep (NewRaw keeps compact JSON inline up to the limit), so the
+// common frame is not scanned again.
+func CheckDepth(f Frame, raw canonical.Raw) error {
+	if raw.Encoding == canonical.RawJSON {
+		return nil
+	}
+	if info := jsonscan.Check(f.Bytes); info.Valid && info.Depth > canonical.MaxJSONDepth {
+		return fmt.Errorf("it nests %d levels deep, deeper than the %d an event can carry", info.Depth, canonical.MaxJSONDepth)
+	}
+	return nil
 }
 
 // Unmapped maps a frame of a kind the adapter does not know to a

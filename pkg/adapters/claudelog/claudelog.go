@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/6"
+const MappingVersion = "claude-log/7"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
@@ -154,7 +154,11 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, Source, err), nil
 	}
 	kind := l.kind()
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(Source, "", kind, f.Bytes, info))
+	raw := canonical.NewRawChecked(Source, "", kind, f.Bytes, info)
+	if err := adapter.CheckDepth(f, raw); err != nil {
+		return st, adapter.Undecodable(f, st.Provider, MappingVersion, Source, err), nil
+	}
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)
 	em.SetTimeOn(&st.Clock, l.time())
 	st.T.SetSession(l.SessionID)
 	env := st.T.Envelope(em)

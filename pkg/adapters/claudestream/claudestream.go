@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-stream/7"
+const MappingVersion = "claude-stream/8"
 
 // Raw sources: SDK messages, and the permission flow (can_use_tool and the
 // host's answer to it).
@@ -200,7 +200,11 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	if contains(kinds, "canUseTool") || strings.HasPrefix(kindAt(kinds, 1), "permission_result:") {
 		source = SourcePermission
 	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(source, "", kinds[0], f.Bytes, check))
+	raw := canonical.NewRawChecked(source, "", kinds[0], f.Bytes, check)
+	if err := adapter.CheckDepth(f, raw); err != nil {
+		return st, adapter.Undecodable(f, st.Provider, MappingVersion, source, err), nil
+	}
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)
 	// The stream's clock is when each frame arrived. A few messages (tool
 	// results) carry the CLI's own timestamp, most carry none: an item
 	// started at one clock and completed at the other had a duration of the

@@ -22,7 +22,7 @@ import (
 const Dialect = "codex-app-server"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-app-server/7"
+const MappingVersion = "codex-app-server/8"
 
 // Raw sources: what the agent sends unasked, what it asks, and the
 // answers to requests in either direction.
@@ -272,7 +272,11 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 			msgType = "error"
 		}
 	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(source, m.Method, msgType, f.Bytes))
+	raw := canonical.NewRaw(source, m.Method, msgType, f.Bytes)
+	if err := adapter.CheckDepth(f, raw); err != nil {
+		return adapter.Undecodable(f, st.Provider, MappingVersion, source, err)
+	}
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)
 	var emitted time.Time
 	if m.EmittedAtMs != nil && *m.EmittedAtMs > 0 {
 		emitted, _ = adapter.UnixMilli(*m.EmittedAtMs)

@@ -15,7 +15,7 @@ import (
 const Dialect = "codex-exec"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-exec/4"
+const MappingVersion = "codex-exec/5"
 
 const rawSource = "codex.sdk.thread-event"
 
@@ -112,7 +112,11 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		}
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
 	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRaw(rawSource, "", ev.Type, f.Bytes))
+	raw := canonical.NewRaw(rawSource, "", ev.Type, f.Bytes)
+	if err := adapter.CheckDepth(f, raw); err != nil {
+		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
+	}
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)
 	ids := em.IDs()
 	env := canonical.Event{TurnID: st.Turn}
 	if st.Thread != "" {

@@ -18,7 +18,7 @@ import (
 const Dialect = "codex-rollout"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-rollout/9"
+const MappingVersion = "codex-rollout/10"
 
 const rawSource = "codex.eventmsg"
 
@@ -100,6 +100,9 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 	}
 	l, e, r, derr, kind := d.line, d.ev, d.resp, d.err, d.kind
 	raw := canonical.NewRawChecked(rawSource, "", strings.TrimPrefix(kind, "response_item:"), f.Bytes, d.check)
+	if err := adapter.CheckDepth(f, raw); err != nil {
+		return adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err)
+	}
 	if d.at >= 0 {
 		// The payload is a span of the frame: share the Raw's copy of it.
 		end := d.at + len(l.Payload)

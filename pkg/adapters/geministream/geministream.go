@@ -16,7 +16,7 @@ import (
 const Dialect = "gemini-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "gemini-stream/4"
+const MappingVersion = "gemini-stream/5"
 
 const rawSource = "gemini.stream-json"
 
@@ -133,7 +133,11 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		}
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
 	}
-	em := adapter.NewEmitter(f, st.Provider, MappingVersion, canonical.NewRawChecked(rawSource, "", ev.Type, f.Bytes, info))
+	raw := canonical.NewRawChecked(rawSource, "", ev.Type, f.Bytes, info)
+	if err := adapter.CheckDepth(f, raw); err != nil {
+		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
+	}
+	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)
 	em.SetTimeOn(&st.Clock, adapter.ParseTime(ev.Timestamp))
 	m := mapper{em: em, st: &st, ids: em.IDs(), thread: &threadID{}}
 	switch ev.Type {
