@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,19 +80,28 @@ func TestFilesBadInput(t *testing.T) {
 
 // TestFilesNATSRestart restarts the NATS server (same store) in the
 // middle of a large ingest: the ingest completes and RAW holds every frame
-// exactly once.
+// exactly once. The file is a named pipe the test writes, so the restart
+// falls between its halves whatever the machine's speed: with a whole
+// file, the ingest could end before the restart, and the test pass having
+// tested nothing.
 func TestFilesNATSRestart(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Server(t)
 	f := connectFixture(t, srv)
-	dir := t.TempDir()
 	const n = 20_000
-	var b bytes.Buffer
-	for i := range n {
-		fmt.Fprintf(&b, "{\"type\":\"item.updated\",\"n\":%d,\"pad\":\"%0300d\"}\n", i, i)
+	frame := func(i int) []byte {
+		return fmt.Appendf(nil, "{\"type\":\"item.updated\",\"n\":%d,\"pad\":\"%0300d\"}", i, i)
 	}
-	path := filepath.Join(dir, "large.jsonl")
-	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o600))
+	half := func(from, to int) []byte {
+		var b bytes.Buffer
+		for i := from; i < to; i++ {
+			b.Write(frame(i))
+			b.WriteByte('\n')
+		}
+		return b.Bytes()
+	}
+	path := filepath.Join(t.TempDir(), "growing.jsonl")
+	require.NoError(t, syscall.Mkfifo(path, 0o600))
 	inputs, err := ingest.Discover([]string{path}, "codex-exec")
 	require.NoError(t, err)
 
@@ -100,8 +110,28 @@ func TestFilesNATSRestart(t *testing.T) {
 		_, err := f.in.Files(t.Context(), inputs, ingest.FileOptions{})
 		done <- err
 	}()
-	require.Eventually(t, func() bool { frames, _ := f.in.Pub.Stats(); return frames > n/4 }, 20*time.Second, time.Millisecond)
+	opened := make(chan *os.File, 1)
+	go func() {
+		w, err := os.OpenFile(path, os.O_WRONLY, 0) // waits for the ingest to open it
+		if err == nil {
+			opened <- w
+		}
+	}()
+	var w *os.File
+	select {
+	case w = <-opened:
+	case err := <-done:
+		t.Fatalf("ingest ended before it read the pipe: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the ingest did not open the pipe")
+	}
+	_, err = w.Write(half(0, n/2))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { frames, _ := f.in.Pub.Stats(); return frames == n/2 }, 20*time.Second, time.Millisecond)
 	natstest.Restart(t, srv)
+	_, err = w.Write(half(n/2, n))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
 	select {
 	case err := <-done:
 		require.NoError(t, err)
@@ -121,7 +151,7 @@ func TestFilesNATSRestart(t *testing.T) {
 		require.True(t, o >= 1 && o <= n, o)
 		require.False(t, seen[o], "ordinal %d stored twice", o)
 		seen[o] = true
-		require.True(t, bytes.Equal(fmt.Appendf(nil, "{\"type\":\"item.updated\",\"n\":%d,\"pad\":\"%0300d\"}", o-1, o-1), m.data), "frame %d", o)
+		require.True(t, bytes.Equal(frame(o-1), m.data), "frame %d", o)
 		inOrder = inOrder && o == i+1
 	}
 	t.Logf("RAW holds all %d frames once; in ordinal order: %v", n, inOrder)
