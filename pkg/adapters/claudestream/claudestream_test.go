@@ -193,6 +193,21 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a call whose result came first is a warning: a frame yields an event, and the finished item stays finished",
+			given: []string{
+				initLine,
+				`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"out"}]},"parent_tool_use_id":null,"session_id":"s1"}`,
+				assistant("m1", `{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"ls"}}`),
+			},
+			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindTurnStarted,
+				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindRuntimeWarning},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, "assistant message repeats tool calls that already finished", evs[5].Payload.(*canonical.RuntimeWarning).Message)
+				require.NotNil(t, evs[5].Raw, "the frame is kept")
+			},
+		},
+		{
 			name: "a result's empty stop reason and nameless model say nothing",
 			given: []string{initLine, assistant("m1", `{"type":"text","text":"A"}`),
 				`{"type":"result","subtype":"success","stop_reason":"","session_id":"s1","modelUsage":{"":{"inputTokens":1},"m":{"inputTokens":2}}}`},

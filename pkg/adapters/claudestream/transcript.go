@@ -414,6 +414,12 @@ func (t *Transcript) Assistant(em *adapter.Emitter, env canonical.Event, m Messa
 			em.Emit(e, &c)
 		}
 	}
+	if em.Len() == 0 {
+		// Only calls that finished already (a result came first, or the
+		// frame repeats): a frame must yield an event, and one that
+		// restarted the finished items would undo their completion.
+		em.Warn(env, "assistant message repeats tool calls that already finished", nil)
+	}
 }
 
 func (t *Transcript) partial(msg string, index int) int {
