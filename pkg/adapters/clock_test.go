@@ -1,9 +1,6 @@
-package adapters
+package adapters_test
 
 import (
-	"bufio"
-	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentwire/agentwire/pkg/adapters"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -39,22 +37,12 @@ func TestOneClockPerSession(t *testing.T) {
 	// mixed are years apart here.
 	const jitter = time.Minute
 	for _, path := range files {
-		b, err := os.ReadFile(path)
-		require.NoError(t, err)
-		var lines [][]byte
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			if len(bytes.TrimSpace(sc.Bytes())) > 0 {
-				lines = append(lines, bytes.Clone(sc.Bytes()))
-			}
-		}
-		require.NoError(t, sc.Err(), path)
-		dialect, ok := Sniff(lines)
+		lines := readLines(t, path)
+		dialect, ok := adapters.Sniff(lines)
 		if !ok {
 			continue
 		}
-		a, err := Lookup(dialect)
+		a, err := adapters.Lookup(dialect)
 		require.NoError(t, err)
 		s := a.NewSession("")
 		began := map[string]time.Time{}
@@ -142,7 +130,7 @@ func TestUnwritableTimes(t *testing.T) {
 		`"resets_at":253402300799`:         &last,
 		`"resets_in_seconds":999999999999`: nil,
 	} {
-		evs := mapLine(t, "codex-rollout", `{"timestamp":"2026-12-06T12:00:00Z","type":"event_msg","payload":{"type":"token_count","rate_limits":{"primary":{"used_percent":5,`+window+`}}}}`, arrival)
+		evs := mapSession(t, "codex-rollout", arrival, `{"timestamp":"2026-12-06T12:00:00Z","type":"event_msg","payload":{"type":"token_count","rate_limits":{"primary":{"used_percent":5,`+window+`}}}}`)[0]
 		var found bool
 		for _, e := range evs {
 			if p, ok := e.Payload.(*canonical.AccountRateLimitsUpdated); ok {
@@ -159,22 +147,9 @@ func TestUnwritableTimes(t *testing.T) {
 // events, each of which encodes and is at want.
 func requireMappedAt(t *testing.T, dialect, line string, arrival, want time.Time) {
 	t.Helper()
-	evs := mapLine(t, dialect, line, arrival)
+	evs := mapSession(t, dialect, arrival, line)[0]
 	require.NotEmpty(t, evs, "%s: %s", dialect, line)
 	for _, e := range evs {
 		require.True(t, want.Equal(e.CreatedAt), "%s: %s: %s at %s, want %s", dialect, line, e.Type(), e.CreatedAt, want)
-		require.NoError(t, canonical.Validate(e), "%s: %s", dialect, line)
-		_, err := canonical.Encode(e)
-		require.NoError(t, err, "%s: %s", dialect, line)
 	}
-}
-
-func mapLine(t *testing.T, dialect, line string, arrival time.Time) []canonical.Event {
-	t.Helper()
-	a, err := Lookup(dialect)
-	require.NoError(t, err)
-	evs, err := a.NewSession("").Map(adapter.Frame{Bytes: []byte(line), Dialect: dialect, Tenant: "acme", SessionKey: "k",
-		Ordinal: 1, ReceivedAt: arrival})
-	require.NoError(t, err)
-	return evs
 }

@@ -1,10 +1,7 @@
-package adapters
+package adapters_test
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/jsonscan"
-	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -53,25 +49,9 @@ func TestFramesNestedTooDeep(t *testing.T) {
 	for _, tc := range deepFrames {
 		t.Run(tc.dialect, func(t *testing.T) {
 			t.Parallel()
-			a, err := Lookup(tc.dialect)
-			require.NoError(t, err)
-			recording := recordingLines(t, tc.recording)
-			mapAll := func(lines [][]byte) [][]canonical.Event {
-				s := a.NewSession("")
-				var out [][]canonical.Event
-				for i, l := range lines {
-					evs, err := s.Map(adapter.Frame{Bytes: l, Dialect: tc.dialect, Tenant: "acme", SessionKey: "k",
-						Ordinal: uint64(i + 1), ReceivedAt: time.Date(2026, 12, 6, 12, 0, i, 0, time.UTC)})
-					require.NoError(t, err)
-					for _, e := range evs {
-						require.NoError(t, canonical.Validate(e), "frame %d: %s", i+1, e.Type())
-						_, err := canonical.Encode(e)
-						require.NoError(t, err, "frame %d: %s", i+1, e.Type())
-					}
-					out = append(out, evs)
-				}
-				return out
-			}
+			recording := readLines(t, "../../testdata/recordings/"+tc.recording)
+			start := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+			mapAll := func(lines [][]byte) [][]canonical.Event { return mapSession(t, tc.dialect, start, lines...) }
 			types := func(frames [][]canonical.Event) (ts []canonical.Kind) {
 				for _, evs := range frames {
 					for _, e := range evs {
@@ -106,18 +86,4 @@ func TestFramesNestedTooDeep(t *testing.T) {
 			}
 		})
 	}
-}
-
-func recordingLines(t *testing.T, name string) [][]byte {
-	t.Helper()
-	b, err := os.ReadFile("../../testdata/recordings/" + name)
-	require.NoError(t, err)
-	var lines [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		lines = append(lines, bytes.Clone(sc.Bytes()))
-	}
-	require.NoError(t, sc.Err())
-	return lines
 }

@@ -1,13 +1,10 @@
-package adapters
+package adapters_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentwire/agentwire/pkg/adapters/adapter"
-	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
 // TestOutlandishValues: frames whose numbers no provider sends (counts
@@ -58,20 +55,9 @@ func TestOutlandishValues(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			a, err := Lookup(tc.dialect)
-			require.NoError(t, err)
-			s := a.NewSession("")
 			n := 0
-			for i, l := range tc.lines {
-				evs, err := s.Map(adapter.Frame{Bytes: []byte(l), Dialect: tc.dialect, Tenant: "acme", SessionKey: "k",
-					Ordinal: uint64(i + 1), ReceivedAt: time.Date(2026, 12, 6, 12, 0, i, 0, time.UTC)})
-				require.NoError(t, err)
-				for _, e := range evs {
-					n++
-					require.NoError(t, canonical.Validate(e), "frame %d: %s", i+1, e.Type())
-					_, err := canonical.Encode(e)
-					require.NoError(t, err, "frame %d: %s", i+1, e.Type())
-				}
+			for _, evs := range mapSession(t, tc.dialect, time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC), tc.lines...) {
+				n += len(evs)
 			}
 			require.Positive(t, n)
 		})

@@ -1,8 +1,6 @@
 package adapters_test
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,20 +24,6 @@ var recordingSets = map[string]string{
 	"gemini-stream":         adapters.DialectGeminiStream,
 	"acp-gemini":            adapters.DialectACP,
 	"acp-claude-code":       adapters.DialectACP,
-}
-
-func readLines(t *testing.T, path string) [][]byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var lines [][]byte
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		lines = append(lines, bytes.Clone(sc.Bytes()))
-	}
-	require.NoError(t, sc.Err())
-	return lines
 }
 
 func TestSniffRecordings(t *testing.T) {
