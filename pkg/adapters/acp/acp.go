@@ -447,7 +447,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		method = p.Method
 	}
 	raw := canonical.NewRawChecked(source(fr.class), method, kinds[0], f.Bytes, fr.check)
-	if err := adapter.CheckDepth(f, raw); err != nil {
+	if err := adapter.CheckDepth(f, raw, fr.check); err != nil {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, source(fr.class), err), nil
 	}
 	if fr.class == classResponse {

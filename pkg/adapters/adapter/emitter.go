@@ -131,7 +131,7 @@ func mustJSON(v any) json.RawMessage {
 // frame kept as it came (as a string or base64 when it is not JSON).
 func Undecodable(f Frame, p canonical.Provider, version, source string, err error) []canonical.Event {
 	raw := canonical.NewRaw(source, "", "", f.Bytes)
-	if deep := CheckDepth(f, raw); deep != nil {
+	if deep := CheckDepth(f, raw, jsonscan.Info{}); deep != nil {
 		// The decoder's own limit ("exceeded max depth") says less.
 		err = deep
 	}
@@ -148,14 +148,19 @@ func Undecodable(f Frame, p canonical.Provider, version, source string, err erro
 // carry (canonical.MaxJSONDepth): adapters copy parts of frames into
 // payloads, and an event holding a part nested past that could not be
 // encoded. Adapters map such a frame with Undecodable, before it changes
-// their state. raw is the frame's Raw: only a frame not kept inline can be
-// that deep (NewRaw keeps compact JSON inline up to the limit), so the
-// common frame is not scanned again.
-func CheckDepth(f Frame, raw canonical.Raw) error {
-	if raw.Encoding == canonical.RawJSON {
-		return nil
+// their state. info is what the adapter's jsonscan.Check of the whole
+// frame found (zero when it did not scan it), raw the frame's Raw: only a
+// frame not kept inline can be that deep (NewRaw keeps compact JSON inline
+// up to the limit). Either way a frame is not scanned twice but when it
+// is not kept inline and its adapter did not scan it.
+func CheckDepth(f Frame, raw canonical.Raw, info jsonscan.Info) error {
+	if !info.Valid {
+		if raw.Encoding == canonical.RawJSON {
+			return nil
+		}
+		info = jsonscan.Check(f.Bytes)
 	}
-	if info := jsonscan.Check(f.Bytes); info.Valid && info.Depth > canonical.MaxJSONDepth {
+	if info.Valid && info.Depth > canonical.MaxJSONDepth {
 		return fmt.Errorf("it nests %d levels deep, deeper than the %d an event can carry", info.Depth, canonical.MaxJSONDepth)
 	}
 	return nil

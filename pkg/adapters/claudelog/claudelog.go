@@ -155,7 +155,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	}
 	kind := l.kind()
 	raw := canonical.NewRawChecked(Source, "", kind, f.Bytes, info)
-	if err := adapter.CheckDepth(f, raw); err != nil {
+	if err := adapter.CheckDepth(f, raw, info); err != nil {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, Source, err), nil
 	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)

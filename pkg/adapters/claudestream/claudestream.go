@@ -201,7 +201,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		source = SourcePermission
 	}
 	raw := canonical.NewRawChecked(source, "", kinds[0], f.Bytes, check)
-	if err := adapter.CheckDepth(f, raw); err != nil {
+	if err := adapter.CheckDepth(f, raw, check); err != nil {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, source, err), nil
 	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)

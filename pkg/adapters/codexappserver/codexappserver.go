@@ -273,7 +273,7 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 		}
 	}
 	raw := canonical.NewRaw(source, m.Method, msgType, f.Bytes)
-	if err := adapter.CheckDepth(f, raw); err != nil {
+	if err := adapter.CheckDepth(f, raw, jsonscan.Info{}); err != nil {
 		return adapter.Undecodable(f, st.Provider, MappingVersion, source, err)
 	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)

@@ -113,7 +113,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
 	}
 	raw := canonical.NewRaw(rawSource, "", ev.Type, f.Bytes)
-	if err := adapter.CheckDepth(f, raw); err != nil {
+	if err := adapter.CheckDepth(f, raw, jsonscan.Info{}); err != nil {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
 	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)

@@ -100,7 +100,7 @@ func step(st *State, f adapter.Frame) []canonical.Event {
 	}
 	l, e, r, derr, kind := d.line, d.ev, d.resp, d.err, d.kind
 	raw := canonical.NewRawChecked(rawSource, "", strings.TrimPrefix(kind, "response_item:"), f.Bytes, d.check)
-	if err := adapter.CheckDepth(f, raw); err != nil {
+	if err := adapter.CheckDepth(f, raw, d.check); err != nil {
 		return adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err)
 	}
 	if d.at >= 0 {

@@ -134,7 +134,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
 	}
 	raw := canonical.NewRawChecked(rawSource, "", ev.Type, f.Bytes, info)
-	if err := adapter.CheckDepth(f, raw); err != nil {
+	if err := adapter.CheckDepth(f, raw, info); err != nil {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err), nil
 	}
 	em := adapter.NewEmitter(f, st.Provider, MappingVersion, raw)
