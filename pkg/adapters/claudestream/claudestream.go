@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-stream/8"
+const MappingVersion = "claude-stream/9"
 
 // Raw sources: SDK messages, and the permission flow (can_use_tool and the
 // host's answer to it).
@@ -398,9 +398,9 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		st.Models = models
 	}
 	if c := nonNegF(r.TotalCostUSD); c != nil {
-		turn := *c
-		if turn >= st.Cost {
-			turn = roundCost(turn - st.Cost)
+		turn := roundCost(*c)
+		if *c >= st.Cost {
+			turn = roundCost(*c - st.Cost)
 		}
 		p.TotalCostUSD = &turn
 		st.Cost = *c
@@ -417,9 +417,12 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 	st.T.CloseTurn(em, env, p)
 }
 
-// roundCost rounds a difference of two costs to a billionth of a dollar,
-// the float noise of the subtraction taken off. A cost too large for that
-// (c*1e9 would be infinite) has no such noise to take off: it is kept.
+// roundCost rounds a cost to a billionth of a dollar. Claude Code sums its
+// costs in floating point and prints the noise (0.009479999999999999), and
+// the difference of two cumulative costs adds its own; rounded, the shares
+// add up in Postgres's numeric columns to what the provider meant. A cost
+// too large for that (c*1e9 would be infinite) has no such noise to take
+// off: it is kept.
 func roundCost(c float64) float64 {
 	if r := math.Round(c*1e9) / 1e9; !math.IsInf(r, 0) {
 		return r

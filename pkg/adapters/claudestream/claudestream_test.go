@@ -4,6 +4,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -382,6 +383,27 @@ func TestMap(t *testing.T) {
 				require.Equal(t, int64(8), done[1].ModelUsage["m"].OutputTokens)
 				totals := ofType[*canonical.ThreadTokenUsageUpdated](evs)
 				require.Equal(t, int64(300), totals[1].Usage.InputTokens)
+			},
+		},
+		{
+			name: "costs lose the float noise Claude Code prints: first, later and started-over shares alike",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"a"}`),
+				`{"type":"result","subtype":"success","session_id":"s1","total_cost_usd":0.009479999999999999,"usage":{"input_tokens":100,"output_tokens":3},"modelUsage":{"m":{"inputTokens":100,"outputTokens":3,"costUSD":0.009479999999999999}}}`,
+				assistant("m2", `{"type":"text","text":"b"}`),
+				`{"type":"result","subtype":"success","session_id":"s1","total_cost_usd":0.047729999999999995,"usage":{"input_tokens":200,"output_tokens":8},"modelUsage":{"m":{"inputTokens":300,"outputTokens":11,"costUSD":0.047729999999999995}}}`,
+				assistant("m3", `{"type":"text","text":"c"}`),
+				`{"type":"result","subtype":"success","session_id":"s1","total_cost_usd":0.020804999999999997,"usage":{"input_tokens":50,"output_tokens":2},"modelUsage":{"m":{"inputTokens":50,"outputTokens":2,"costUSD":0.020804999999999997}}}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				done := ofType[*canonical.TurnCompleted](evs)
+				require.Len(t, done, 3)
+				// Exact: the shares are stored in numeric columns and summed there.
+				for i, want := range []string{"0.00948", "0.03825", "0.020805"} {
+					require.Equal(t, want, strconv.FormatFloat(*done[i].TotalCostUSD, 'f', -1, 64), "turn %d", i)
+					require.Equal(t, want, strconv.FormatFloat(*done[i].ModelUsage["m"].CostUSD, 'f', -1, 64), "turn %d's model", i)
+				}
 			},
 		},
 		{

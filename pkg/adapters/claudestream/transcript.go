@@ -809,7 +809,7 @@ func FoldModelUsage(raw json.RawMessage) map[string]canonical.ModelUsage {
 		_ = jsonscan.Unmarshal(r, &extra) // counts were read above; these are optional
 		mu := canonical.ModelUsage{TokenUsage: u, ContextWindow: nonNeg(extra.ContextWindow), WebSearchRequests: nonNeg(extra.WebSearchRequests)}
 		if extra.CostUSD != nil && *extra.CostUSD >= 0 && !math.IsInf(*extra.CostUSD, 0) {
-			c := *extra.CostUSD
+			c := roundCost(*extra.CostUSD)
 			mu.CostUSD = &c
 		}
 		out[name] = mu
