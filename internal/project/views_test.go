@@ -18,10 +18,10 @@ import (
 
 // fixture is two turns of one Codex session on two days of March 2026:
 // a successful Bash call (2 s) approved in 500 ms, costing $0.1, then a
-// failed one (1.004 s) declined in 1500 ms, costing $0.2, and two unmapped
-// frames. The figures are chosen so that floating point would show:
-// 0.1 + 0.2 is 0.30000000000000004 in float8, and the calls' p95 is
-// 1950.1999999999998.
+// failed one (1.004 s) declined in 1500 ms, costing $0.2, a third turn
+// whose clocks ran backwards, and two unmapped frames. The figures are
+// chosen so that floating point would show: 0.1 + 0.2 is
+// 0.30000000000000004 in float8, and the calls' p95 is 1950.1999999999998.
 func fixture(tenant string) recording {
 	ids := canonical.IDSpace{Tenant: tenant, Provider: canonical.ProviderCodex, SessionKey: "fixture"}
 	sid := ids.IngestSession()
@@ -63,6 +63,17 @@ func fixture(tenant string) recording {
 	add(day2, tid2, rid, "", &canonical.ItemStarted{ItemType: canonical.ItemTypeDynamicToolCall, ToolName: "Read"})
 	add(day2, tid2, rid, "", &canonical.ItemCompleted{ItemType: canonical.ItemTypeDynamicToolCall, Status: canonical.ItemStatusCompleted,
 		ToolName: "Read", DurationMs: &stated})
+	// A turn, a call and an approval whose clocks ran backwards (Claude
+	// Code writes a local command's lines out of order): counted, with no
+	// duration or latency.
+	skew := day2.Add(10 * time.Second)
+	tid4, iid4, rid4 := ids.Derived(canonical.EntityTurn, 4, 0), ids.Derived(canonical.EntityItem, 4, 0), ids.Derived(canonical.EntityRequest, 4, 0)
+	add(skew, tid4, "", "", &canonical.TurnStarted{Model: "gpt-skew"})
+	add(skew, tid4, iid4, "", &canonical.ItemStarted{ItemType: canonical.ItemTypeDynamicToolCall, ToolName: "Grep"})
+	add(skew, tid4, iid4, rid4, &canonical.RequestOpened{RequestType: canonical.RequestTypeFileChangeApproval})
+	add(skew.Add(-20*time.Millisecond), tid4, iid4, rid4, &canonical.RequestResolved{RequestType: canonical.RequestTypeFileChangeApproval, Decision: "accept"})
+	add(skew.Add(-5*time.Millisecond), tid4, iid4, "", &canonical.ItemCompleted{ItemType: canonical.ItemTypeDynamicToolCall, Status: canonical.ItemStatusCompleted, ToolName: "Grep"})
+	add(skew.Add(-61*time.Millisecond), tid4, "", "", &canonical.TurnCompleted{State: canonical.TurnStateCompleted})
 	for range 2 {
 		add(day2.Add(time.Minute), "", "", "", &canonical.RuntimeWarning{Message: "unmapped codex-exec frame kind weird",
 			Detail: json.RawMessage(`{"dialect":"codex-exec","kind":"weird"}`)})
@@ -138,8 +149,23 @@ func TestViews(t *testing.T) {
 		require.Equal(t, 1, n)
 		require.Equal(t, []string{want, want}, []string{p50, maxMs}, state)
 	}
-	var reason string
 	var n int
+	var p50Skew, maxSkew, avgSkew, latency *string
+	q(`SELECT turns, p50_ms::text, max_ms::text FROM turn_durations WHERE model = 'gpt-skew'`, &n, &p50Skew, &maxSkew)
+	require.Equal(t, 1, n)
+	require.Nil(t, p50Skew, "a turn that ended before it started has no duration")
+	require.Nil(t, maxSkew)
+	q(`SELECT calls, p50_ms::text FROM tool_calls_by_tool WHERE tool = 'Grep'`, &n, &p50Skew)
+	require.Equal(t, 1, n)
+	require.Nil(t, p50Skew, "a call that completed before it started has no duration")
+	q(`SELECT requests, avg_latency_ms::text, p50_latency_ms::text, outcome FROM approvals WHERE request_type = 'file_change_approval'`, &n, &avgSkew, &p50Skew, &p50)
+	require.Equal(t, []any{1, "approved"}, []any{n, p50})
+	require.Nil(t, avgSkew, "a request resolved before it opened has no latency")
+	require.Nil(t, p50Skew)
+	q(`SELECT latency_ms::text FROM requests WHERE request_type = 'file_change_approval'`, &latency)
+	require.Nil(t, latency)
+
+	var reason string
 	q(`SELECT reason, turns FROM turn_failures WHERE state = 'failed'`, &reason, &n)
 	require.Equal(t, "boom", reason)
 	require.Equal(t, 1, n)
