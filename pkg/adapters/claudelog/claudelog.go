@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/7"
+const MappingVersion = "claude-log/8"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
@@ -171,6 +171,17 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			em.Fail(env, canonical.ErrorClassValidation, "user message could not be decoded: "+err.Error(), nil)
 			break
 		}
+		if isInterruption(m, l) {
+			// The CLI's record that the user stopped the turn: it ends the
+			// open turn, interrupted, and opens none (after a turn that
+			// ended, it belongs to no turn).
+			open := t.Turn != ""
+			t.User(em, env, m, claudestream.UserOptions{UUID: l.UUID, Meta: true, Outside: true})
+			if open {
+				closeTurn(em, t, env, canonical.TurnStateInterrupted, "", "")
+			}
+			break
+		}
 		prompt := isPrompt(m, l) && (!l.IsSidechain || t.Turn == "")
 		if prompt && t.Turn != "" {
 			// A new prompt while a turn is open: older logs write no stop
@@ -218,6 +229,21 @@ func isPrompt(m claudestream.Message, l line) bool {
 		}
 	}
 	return true
+}
+
+// isInterruption says whether a main-line user line is the marker the CLI
+// writes when the user interrupts a turn ("[Request interrupted by user]",
+// "... for tool use]"): text the user did not type, which older logs
+// give no isMeta.
+func isInterruption(m claudestream.Message, l line) bool {
+	if l.IsSidechain || l.IsMeta {
+		return false
+	}
+	blocks, _, err := m.Blocks()
+	if err != nil || len(blocks) != 1 || blocks[0].Type != "text" {
+		return false
+	}
+	return strings.HasPrefix(blocks[0].Text, "[Request interrupted by user") && strings.HasSuffix(blocks[0].Text, "]")
 }
 
 func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {

@@ -3,6 +3,7 @@ package claudelog_test
 import (
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,6 +138,43 @@ func TestMap(t *testing.T) {
 				require.Len(t, started, 2)
 				require.NotEqual(t, started[0], started[1])
 				require.Equal(t, started[:1], completed)
+			},
+		},
+		{
+			name: "the CLI's interruption marker ends the open turn interrupted and opens none",
+			given: []string{
+				user("u1", "one"), asst("m1", `{"type":"tool_use","id":"t1","name":"Read","input":{}}`, "null", 4),
+				`{"type":"user","isSidechain":false,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"The user doesn't want to proceed with this tool use.","is_error":true}]},"uuid":"u2","sessionId":"s1"}`,
+				`{"type":"user","isSidechain":false,"message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]},"uuid":"u3","sessionId":"s1"}`,
+				user("u4", "two"), asst("m2", `{"type":"text","text":"b"}`, `"end_turn"`, 1),
+				// With no turn open, the marker still opens none of its own.
+				`{"type":"user","isSidechain":false,"message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]},"uuid":"u5","sessionId":"s1"}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var started []string
+				var done []*canonical.TurnCompleted
+				var markers []canonical.Event
+				for _, e := range evs {
+					switch p := e.Payload.(type) {
+					case *canonical.TurnStarted:
+						started = append(started, e.TurnID)
+					case *canonical.TurnCompleted:
+						done = append(done, p)
+					case *canonical.ItemCompleted:
+						if strings.HasPrefix(p.Content[canonical.StreamUnknown], "[Request interrupted") {
+							markers = append(markers, e)
+							require.Equal(t, "injected by the CLI", p.Title)
+						}
+					}
+				}
+				require.Len(t, started, 2, "one turn per prompt")
+				require.Len(t, done, 2)
+				require.Equal(t, canonical.TurnStateInterrupted, done[0].State)
+				require.Equal(t, int64(4), done[0].Usage.OutputTokens, "the tokens the interrupted turn spent")
+				require.Equal(t, canonical.TurnStateCompleted, done[1].State)
+				require.Len(t, markers, 2)
+				require.Equal(t, started[0], markers[0].TurnID, "the marker belongs to the turn it ends")
 			},
 		},
 		{

@@ -13,7 +13,9 @@
 // Turns: a turn runs from a user prompt (text, not a tool result, not
 // isMeta or a compaction summary) to the main-line assistant message with
 // a terminal stop_reason, or, in older logs that write no stop reason, to
-// the next prompt; turn ids are derived from the prompt's line. Sidechain
+// the next prompt; turn ids are derived from the prompt's line. The
+// marker the CLI writes when the user interrupts ("[Request interrupted
+// by user]") is no prompt: it ends the open turn interrupted. Sidechain
 // (sub-agent) lines run inside the main turn, except in a sub-agent's own
 // transcript, whose sidechain prompt opens its turns.
 //

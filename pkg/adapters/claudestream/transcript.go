@@ -728,6 +728,9 @@ type UserOptions struct {
 	Meta bool
 	// Compaction marks a compaction summary.
 	Compaction bool
+	// Outside says the message belongs to no turn: when none is open, it
+	// opens none (a text-only message; tool results need their turn).
+	Outside bool
 	// ToolUseResult is the CLI's structured tool result (tool_use_result).
 	ToolUseResult json.RawMessage
 }
@@ -741,9 +744,12 @@ func (t *Transcript) User(em *adapter.Emitter, env canonical.Event, m Message, o
 		em.Fail(env, canonical.ErrorClassValidation, "user content could not be decoded: "+err.Error(), nil)
 		return
 	}
-	if o.Prompt {
+	switch {
+	case o.Prompt:
 		env = t.OpenTurn(em, env)
-	} else {
+	case o.Outside && t.Turn == "":
+		env.TurnID = ""
+	default:
 		env = t.EnsureTurn(em, env)
 	}
 	var texts []string
