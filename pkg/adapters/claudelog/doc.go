@@ -15,7 +15,10 @@
 // a terminal stop_reason, or, in older logs that write no stop reason, to
 // the next prompt; turn ids are derived from the prompt's line. The
 // marker the CLI writes when the user interrupts ("[Request interrupted
-// by user]") is no prompt: it ends the open turn interrupted. Sidechain
+// by user]") is no prompt: it ends the open turn interrupted. Nor are the
+// lines older CLIs wrote for a local slash command (/clear: a caveat,
+// <command-name>, <local-command-stdout>): they map as the
+// system:local_command lines of later CLIs, outside turns. Sidechain
 // (sub-agent) lines run inside the main turn, except in a sub-agent's own
 // transcript, whose sidechain prompt opens its turns.
 //
