@@ -93,6 +93,17 @@ func (e *Emitter) Emit(ev canonical.Event, p canonical.Payload) {
 	e.events = append(e.events, ev)
 }
 
+// Finished appends an item that starts and completes within one frame:
+// item.started (in progress, its content left to the completion), then
+// item.completed with p.
+func (e *Emitter) Finished(ev canonical.Event, p canonical.ItemLifecycle) {
+	s := canonical.ItemStarted(p)
+	s.Status, s.Content = canonical.ItemStatusInProgress, nil
+	e.Emit(ev, &s)
+	c := canonical.ItemCompleted(p)
+	e.Emit(ev, &c)
+}
+
 // Warn appends a runtime.warning.
 func (e *Emitter) Warn(ev canonical.Event, message string, detail any) {
 	e.Emit(ev, &canonical.RuntimeWarning{Message: message, Detail: mustJSON(detail)})

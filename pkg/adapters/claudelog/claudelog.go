@@ -314,11 +314,7 @@ func localCommand(em *adapter.Emitter, env canonical.Event, content string) {
 	if content != "" {
 		p.Content = map[canonical.StreamKind]string{canonical.StreamCommandOutput: content}
 	}
-	s := canonical.ItemStarted(p)
-	s.Status, s.Content = canonical.ItemStatusInProgress, nil
-	em.Emit(env, &s)
-	c := canonical.ItemCompleted(p)
-	em.Emit(env, &c)
+	em.Finished(env, p)
 }
 
 func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {

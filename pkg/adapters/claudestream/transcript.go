@@ -407,11 +407,7 @@ func (t *Transcript) Assistant(em *adapter.Emitter, env canonical.Event, m Messa
 				}
 				continue
 			}
-			s := canonical.ItemStarted(p)
-			s.Status, s.Content = canonical.ItemStatusInProgress, nil
-			em.Emit(e, &s)
-			c := canonical.ItemCompleted(p)
-			em.Emit(e, &c)
+			em.Finished(e, p)
 		}
 	}
 	if em.Len() == 0 {
@@ -787,11 +783,7 @@ func (t *Transcript) User(em *adapter.Emitter, env canonical.Event, m Message, o
 	if text := strings.Join(texts, "\n"); text != "" {
 		p.Content = map[canonical.StreamKind]string{canonical.StreamUnknown: text}
 	}
-	s := canonical.ItemStarted(p)
-	s.Status, s.Content = canonical.ItemStatusInProgress, nil
-	em.Emit(e, &s)
-	c := canonical.ItemCompleted(p)
-	em.Emit(e, &c)
+	em.Finished(e, p)
 }
 
 // FoldModelUsage reads a result's modelUsage (camelCase Anthropic counts
