@@ -62,6 +62,19 @@ func strs(lines ...string) [][]byte {
 	return out
 }
 
+// turns lists the turns a session opened and how they ended.
+func turns(evs []canonical.Event) (started []string, done []*canonical.TurnCompleted) {
+	for _, e := range evs {
+		if e.Type() == canonical.KindTurnStarted {
+			started = append(started, e.TurnID)
+		}
+		if p, ok := e.Payload.(*canonical.TurnCompleted); ok {
+			done = append(done, p)
+		}
+	}
+	return started, done
+}
+
 func TestMap(t *testing.T) {
 	t.Parallel()
 	user := func(uuid, text string) string {
@@ -152,20 +165,12 @@ func TestMap(t *testing.T) {
 			},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
-				var started []string
-				var done []*canonical.TurnCompleted
+				started, done := turns(evs)
 				var markers []canonical.Event
 				for _, e := range evs {
-					switch p := e.Payload.(type) {
-					case *canonical.TurnStarted:
-						started = append(started, e.TurnID)
-					case *canonical.TurnCompleted:
-						done = append(done, p)
-					case *canonical.ItemCompleted:
-						if strings.HasPrefix(p.Content[canonical.StreamUnknown], "[Request interrupted") {
-							markers = append(markers, e)
-							require.Equal(t, "injected by the CLI", p.Title)
-						}
+					if p, ok := e.Payload.(*canonical.ItemCompleted); ok && strings.HasPrefix(p.Content[canonical.StreamUnknown], "[Request interrupted") {
+						markers = append(markers, e)
+						require.Equal(t, "injected by the CLI", p.Title)
 					}
 				}
 				require.Len(t, started, 2, "one turn per prompt")
@@ -192,20 +197,12 @@ func TestMap(t *testing.T) {
 			},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
-				var started []string
-				var done []*canonical.TurnCompleted
+				started, done := turns(evs)
 				local := map[string]string{}
 				for _, e := range evs {
-					switch p := e.Payload.(type) {
-					case *canonical.TurnStarted:
-						started = append(started, e.TurnID)
-					case *canonical.TurnCompleted:
-						done = append(done, p)
-					case *canonical.ItemCompleted:
-						if p.Title == "local command" || p.Title == "injected by the CLI" {
-							require.Empty(t, e.TurnID, "outside turns: %+v", p)
-							local[string(p.ItemType)] += p.Content[canonical.StreamCommandOutput] + p.Content[canonical.StreamUnknown][:min(7, len(p.Content[canonical.StreamUnknown]))] + "|"
-						}
+					if p, ok := e.Payload.(*canonical.ItemCompleted); ok && (p.Title == "local command" || p.Title == "injected by the CLI") {
+						require.Empty(t, e.TurnID, "outside turns: %+v", p)
+						local[string(p.ItemType)] += p.Content[canonical.StreamCommandOutput] + p.Content[canonical.StreamUnknown][:min(7, len(p.Content[canonical.StreamUnknown]))] + "|"
 					}
 				}
 				require.Len(t, started, 3, "one turn per prompt, /init's included")
