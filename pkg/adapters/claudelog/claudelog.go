@@ -174,7 +174,8 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			em.Fail(env, canonical.ErrorClassValidation, "user message could not be decoded: "+err.Error(), nil)
 			break
 		}
-		if kind := localCommandLine(m, l, st.LocalCommands); kind != notLocal {
+		text := onlyText(m, l)
+		if kind := localCommandLine(text, l, st.LocalCommands); kind != notLocal {
 			// Written as user lines before the CLI wrote system:local_command
 			// lines; mapped alike. The user is back at the prompt: an open
 			// turn ended (older logs write no stop reason), and none opens.
@@ -185,12 +186,12 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			if kind == localCaveat {
 				t.User(em, env, m, claudestream.UserOptions{UUID: l.UUID, Meta: true, Outside: true})
 			} else {
-				localCommand(em, env, onlyText(m))
+				localCommand(em, env, text)
 			}
 			break
 		}
 		st.LocalCommands = false
-		if isInterruption(m, l) {
+		if isInterruption(text, l) {
 			// The CLI's record that the user stopped the turn: it ends the
 			// open turn, interrupted, and opens none (after a turn that
 			// ended, it belongs to no turn).
@@ -254,17 +255,19 @@ func isPrompt(m claudestream.Message, l line) bool {
 // writes when the user interrupts a turn ("[Request interrupted by user]",
 // "... for tool use]"): text the user did not type, which older logs
 // give no isMeta.
-func isInterruption(m claudestream.Message, l line) bool {
-	if l.IsSidechain || l.IsMeta {
+func isInterruption(text string, l line) bool {
+	if l.IsMeta {
 		return false
 	}
-	text := onlyText(m)
 	return strings.HasPrefix(text, "[Request interrupted by user") && strings.HasSuffix(text, "]")
 }
 
-// onlyText is the text of a message that is one text block (or a string),
-// else "".
-func onlyText(m claudestream.Message) string {
+// onlyText is the text of a main-line user message that is one text block
+// (or a string), else "": what a marker or a local command's line is.
+func onlyText(m claudestream.Message, l line) string {
+	if l.IsSidechain {
+		return ""
+	}
 	blocks, _, err := m.Blocks()
 	if err != nil || len(blocks) != 1 || blocks[0].Type != "text" {
 		return ""
@@ -287,11 +290,7 @@ const (
 // CLI puts first (isMeta), the command (<command-name>, only after that
 // caveat: a prompt command such as /init writes one too, and is a prompt)
 // and its output (<local-command-stdout>).
-func localCommandLine(m claudestream.Message, l line, afterCaveat bool) localLine {
-	if l.IsSidechain {
-		return notLocal
-	}
-	text := onlyText(m)
+func localCommandLine(text string, l line, afterCaveat bool) localLine {
 	switch {
 	case l.IsMeta:
 		if strings.HasPrefix(text, "<local-command-caveat>") ||
