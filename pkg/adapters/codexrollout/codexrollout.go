@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 const Dialect = "codex-rollout"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-rollout/10"
+const MappingVersion = "codex-rollout/11"
 
 const rawSource = "codex.eventmsg"
 
@@ -312,6 +313,18 @@ func (mp *mapper) setEnv() {
 	mp.env = env
 }
 
+// marksNoTurns says whether a Codex CLI version writes rollouts without
+// task_started: 0.40 and before.
+func marksNoTurns(version string) bool {
+	major, rest, ok := strings.Cut(version, ".")
+	if !ok || major != "0" {
+		return false
+	}
+	minor, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(minor)
+	return err == nil && n <= 40
+}
+
 func orEmpty(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 || string(raw) == "null" {
 		return json.RawMessage("{}")
@@ -330,6 +343,10 @@ func (mp *mapper) sessionMeta(raw json.RawMessage) {
 		_ = jsonscan.Unmarshal(raw, &p)
 	}
 	cfg := codexcommon.Members(raw, "base_instructions", "instructions", "id", "session_id", "timestamp")
+	var version string
+	if v, ok := cfg["cli_version"]; ok && jsonscan.Unmarshal(v, &version) == nil {
+		mp.st.Unmarked = marksNoTurns(version)
+	}
 	if p.ID == "" || p.ID == mp.st.Thread {
 		mp.em.Emit(mp.env, &canonical.SessionConfigured{Config: cfg})
 		return
@@ -375,7 +392,7 @@ func (mp *mapper) endTurn(p *canonical.TurnCompleted) {
 		p.Usage = &u
 	}
 	mp.em.Emit(mp.env, p)
-	mp.st.Turn, mp.st.TurnID, mp.st.TurnUsage = "", "", false
+	mp.st.Turn, mp.st.TurnID, mp.st.TurnUsage, mp.st.Legacy = "", "", false, false
 	mp.setEnv()
 }
 

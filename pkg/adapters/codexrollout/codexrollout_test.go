@@ -2,6 +2,7 @@ package codexrollout_test
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,6 +84,12 @@ func ln(typ, payload string) string {
 }
 
 const tc = `{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"cached_input_tokens":60,"output_tokens":10,"reasoning_output_tokens":2,"total_tokens":110},"last_token_usage":{"input_tokens":100,"cached_input_tokens":60,"output_tokens":10,"reasoning_output_tokens":2,"total_tokens":110},"model_context_window":1000},"rate_limits":{"primary":{"used_percent":4.0,"window_minutes":300,"resets_at":1771890497},"secondary":null}}`
+
+// tokens is a token_count whose cumulative total is n tokens of output.
+func tokens(n int) string {
+	u := `{"input_tokens":0,"output_tokens":` + strconv.Itoa(n) + `,"total_tokens":` + strconv.Itoa(n) + `}`
+	return `{"type":"token_count","info":{"total_token_usage":` + u + `,"last_token_usage":` + u + `}}`
+}
 
 func TestMap(t *testing.T) {
 	t.Parallel()
@@ -238,6 +245,56 @@ func TestMap(t *testing.T) {
 				ids := canonical.IDSpace{Tenant: "conformance", Provider: canonical.ProviderCodex, SessionKey: "whatever"}
 				require.Equal(t, ids.Native(canonical.EntityItem, "th", "tu", "rs1"), evs[7].ItemID, "same id as the app-server adapter gives item rs1")
 				require.Equal(t, ids.Native(canonical.EntityTurn, "th", "tu"), evs[3].TurnID)
+			},
+		},
+		{
+			name: "a rollout of codex 0.40 marks no turns: each prompt starts one, with its message and the usage until the next",
+			given: []string{
+				ln("session_meta", `{"id":"th","cli_version":"0.40.0"}`),
+				ln("response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"one"}]}`),
+				ln("event_msg", `{"type":"user_message","message":"one"}`),
+				ln("event_msg", tokens(100)), ln("event_msg", `{"type":"agent_message","message":"a"}`), ln("event_msg", tokens(150)),
+				ln("response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"two"}]}`),
+				ln("event_msg", `{"type":"user_message","message":"two"}`),
+				ln("event_msg", tokens(400)),
+				ln("event_msg", `{"type":"turn_aborted","reason":"interrupted"}`),
+				ln("event_msg", `{"type":"user_message","message":"three"}`),
+				ln("event_msg", tokens(450)),
+			},
+			expected: []canonical.Kind{canonical.KindSessionStarted, canonical.KindThreadStarted, canonical.KindSessionConfigured,
+				canonical.KindItemStarted, canonical.KindTurnStarted, canonical.KindItemCompleted,
+				canonical.KindThreadTokenUsageUpdated, canonical.KindItemStarted, canonical.KindThreadTokenUsageUpdated,
+				// The second prompt's transcript copy; the turn's end completes
+				// the agent message (its copy never came), not the prompt.
+				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindTurnStarted, canonical.KindItemCompleted,
+				canonical.KindThreadTokenUsageUpdated, canonical.KindTurnAborted, canonical.KindTurnCompleted,
+				canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindThreadTokenUsageUpdated},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				first, second := evs[11].Payload.(*canonical.TurnCompleted), evs[16].Payload.(*canonical.TurnCompleted)
+				require.Equal(t, canonical.TurnStateCompleted, first.State, "ended by the next prompt")
+				require.Equal(t, int64(150), first.Usage.TotalTokens())
+				require.Equal(t, canonical.TurnStateInterrupted, second.State)
+				require.Equal(t, int64(250), second.Usage.TotalTokens())
+				// Each prompt's message completes in the turn it starts.
+				require.Equal(t, []string{evs[4].TurnID, evs[12].TurnID, evs[17].TurnID}, []string{evs[5].TurnID, evs[13].TurnID, evs[18].TurnID})
+				require.Equal(t, evs[9].ItemID, evs[13].ItemID, "the second prompt's two copies are one item")
+				require.Equal(t, evs[7].ItemID, evs[10].ItemID)
+				require.Equal(t, evs[17].TurnID, evs[19].TurnID, "the last turn stays open with its usage")
+			},
+		},
+		{
+			name: "a later rollout without task_started is left without turns",
+			given: []string{
+				ln("session_meta", `{"id":"th","cli_version":"0.146.0"}`),
+				ln("event_msg", `{"type":"user_message","message":"one"}`),
+				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
+			},
+			expected: []canonical.Kind{canonical.KindSessionStarted, canonical.KindThreadStarted, canonical.KindSessionConfigured,
+				canonical.KindItemStarted, canonical.KindTurnStarted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Empty(t, evs[3].TurnID)
 			},
 		},
 		{

@@ -14,7 +14,10 @@
 //
 // Turns: task_started opens, task_complete closes (turn_aborted closes as
 // interrupted or cancelled); items and requests still open are closed with
-// their turn. Rollouts older than task_started (0.40) carry no turns.
+// their turn. Rollouts older than task_started (codex 0.40) mark no
+// turns: there a user_message starts one, and ends the one before it
+// (completed); turn_aborted ends one as in later rollouts, and a log that
+// ends inside a turn leaves it open.
 //
 // Items: the rollout records messages and reasoning twice, as EventMsg and
 // as response items, in an order that differs between versions; the first

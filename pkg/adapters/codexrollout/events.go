@@ -3,6 +3,7 @@ package codexrollout
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/agentwire/agentwire/internal/jsonscan"
@@ -164,8 +165,10 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 	}
 	switch kind {
 	case "task_started":
+		mp.st.Tasks = true
 		mp.startTurn(e.turn(), &canonical.TurnStarted{})
 	case "task_complete":
+		mp.st.Tasks = true
 		mp.ensureTurn(e.turn())
 		done := &canonical.TurnCompleted{State: canonical.TurnStateCompleted}
 		if e.DurationMs != nil && *e.DurationMs >= 0 {
@@ -185,6 +188,28 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 	case "token_count":
 		mp.tokenCount(raw)
 	case "user_message":
+		if mp.st.Unmarked && !mp.st.Tasks && (mp.st.TurnID == "" || mp.st.Legacy) {
+			// A rollout that marks no turns: a prompt is where a turn
+			// starts, and where the one before it ended. Its usage is the
+			// thread total's growth across it, as for a marked turn.
+			var prompt []OpenItem
+			if mp.st.TurnID != "" {
+				// This prompt's copy in the transcript (response_item) came
+				// first and is open in the turn that ends here: it goes on
+				// to the turn it starts.
+				mp.st.Open = slices.DeleteFunc(mp.st.Open, func(o OpenItem) bool {
+					if o.Type == canonical.ItemTypeUserMessage && o.Family == FamilyResponse {
+						prompt = append(prompt, o)
+						return true
+					}
+					return false
+				})
+				mp.endTurn(&canonical.TurnCompleted{State: canonical.TurnStateCompleted})
+			}
+			mp.startTurn("", &canonical.TurnStarted{})
+			mp.st.Open = append(mp.st.Open, prompt...)
+			mp.st.Legacy = true
+		}
 		mp.messageSighting(sighting{fam: FamilyEvent, lc: canonical.ItemLifecycle{ItemType: canonical.ItemTypeUserMessage, Content: text(canonical.StreamUnknown, e.Message), Data: raw}})
 	case "agent_message":
 		mp.messageSighting(sighting{fam: FamilyEvent, lc: canonical.ItemLifecycle{ItemType: canonical.ItemTypeAssistantMessage, Content: text(canonical.StreamAssistantText, e.Message), Data: raw}})

@@ -30,7 +30,7 @@ var rules = adapter.Rules{
 	{Kind: "turn_aborted", Emits: append(ks{canonical.KindTurnAborted}, turnEnd...), Note: "turn.aborted{reason}, then turn.completed (interrupted; cancelled when replaced) if a turn is open"},
 	{Kind: "token_count", Emits: ks{canonical.KindThreadTokenUsageUpdated, canonical.KindAccountRateLimitsUpdated}, Note: "info.total_token_usage → thread usage (replaces, never adds), last_token_usage → last unless the snapshot repeats the previous total, model_context_window; rate_limits → account.rate-limits.updated with primary/secondary windows (used_percent, window_minutes, resets_at or resets_in_seconds from the line's time)"},
 	// Messages and reasoning.
-	{Kind: "user_message", Emits: item, Note: "user_message item, its id keyed by turn and text as codex-app-server keys it (one item when both are ingested); " + pairNote},
+	{Kind: "user_message", Emits: append(append(ks{}, turnBoth...), item...), Note: "user_message item, its id keyed by turn and text as codex-app-server keys it (one item when both are ingested); " + pairNote + " In a rollout that marks no turns (no task_started: codex 0.40 and before) it starts a turn, ending the one it started before (completed, usage = the thread total's growth across it)"},
 	{Kind: "agent_message", Emits: item, Note: "assistant_message item; message → content.assistant_text; " + pairNote},
 	{Kind: "agent_reasoning", Emits: item, Note: "reasoning item; text → content.reasoning_summary_text; " + pairNote},
 	{Kind: "agent_reasoning_raw_content", Emits: ks{canonical.KindItemStarted, canonical.KindItemUpdated}, Note: "item.updated of the open reasoning item (raw reasoning text in detail), or its start"},
