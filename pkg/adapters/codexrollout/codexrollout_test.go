@@ -324,6 +324,8 @@ func FuzzMap(f *testing.F) {
 	for _, l := range adaptertest.ReadLines(f, "testdata/inventory.jsonl") {
 		f.Add(l, l)
 	}
+	// A rollout of codex 0.40, whose prompts start turns.
+	f.Add([]byte(ln("session_meta", `{"id":"th","cli_version":"0.40.0"}`)), []byte(ln("event_msg", `{"type":"user_message","message":"one"}`)))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		s := codexrollout.Adapter{}.NewSession("")
 		for i, frame := range [][]byte{a, b} {
