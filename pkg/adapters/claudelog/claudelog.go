@@ -174,7 +174,8 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			em.Fail(env, canonical.ErrorClassValidation, "user message could not be decoded: "+err.Error(), nil)
 			break
 		}
-		text := onlyText(m, l)
+		blocks, _, berr := m.Blocks()
+		text := onlyText(blocks, berr, l)
 		if kind := localCommandLine(text, l, st.LocalCommands); kind != notLocal {
 			// Written as user lines before the CLI wrote system:local_command
 			// lines; mapped alike. The user is back at the prompt: an open
@@ -202,7 +203,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			}
 			break
 		}
-		prompt := isPrompt(m, l) && (!l.IsSidechain || t.Turn == "")
+		prompt := isPrompt(blocks, berr, l) && (!l.IsSidechain || t.Turn == "")
 		if prompt && t.Turn != "" {
 			// A new prompt while a turn is open: older logs write no stop
 			// reason, so the next prompt is where the previous turn ends.
@@ -234,12 +235,12 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 }
 
 // isPrompt says whether a user line is a user input: text, not a tool
-// result, not text the CLI injected.
-func isPrompt(m claudestream.Message, l line) bool {
+// result, not text the CLI injected. blocks are its content, read once
+// for all the checks (err when they could not be).
+func isPrompt(blocks []claudestream.Block, err error, l line) bool {
 	if l.IsMeta || l.IsCompactSummary {
 		return false
 	}
-	blocks, _, err := m.Blocks()
 	if err != nil || len(blocks) == 0 {
 		return false
 	}
@@ -264,12 +265,8 @@ func isInterruption(text string, l line) bool {
 
 // onlyText is the text of a main-line user message that is one text block
 // (or a string), else "": what a marker or a local command's line is.
-func onlyText(m claudestream.Message, l line) string {
-	if l.IsSidechain {
-		return ""
-	}
-	blocks, _, err := m.Blocks()
-	if err != nil || len(blocks) != 1 || blocks[0].Type != "text" {
+func onlyText(blocks []claudestream.Block, err error, l line) string {
+	if l.IsSidechain || err != nil || len(blocks) != 1 || blocks[0].Type != "text" {
 		return ""
 	}
 	return blocks[0].Text
