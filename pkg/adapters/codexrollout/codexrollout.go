@@ -343,15 +343,15 @@ func (mp *mapper) sessionMeta(raw json.RawMessage) {
 		_ = jsonscan.Unmarshal(raw, &p)
 	}
 	cfg := codexcommon.Members(raw, "base_instructions", "instructions", "id", "session_id", "timestamp")
-	var version string
-	if v, ok := cfg["cli_version"]; ok && jsonscan.Unmarshal(v, &version) == nil {
-		mp.st.Unmarked = marksNoTurns(version)
-	}
 	if p.ID == "" || p.ID == mp.st.Thread {
 		mp.em.Emit(mp.env, &canonical.SessionConfigured{Config: cfg})
 		return
 	}
 	first := mp.st.Thread == ""
+	if first {
+		var version string
+		mp.st.Unmarked = jsonscan.Unmarshal(cfg["cli_version"], &version) == nil && marksNoTurns(version)
+	}
 	mp.st.Thread = p.ID
 	mp.setEnv()
 	env := mp.env
@@ -392,7 +392,7 @@ func (mp *mapper) endTurn(p *canonical.TurnCompleted) {
 		p.Usage = &u
 	}
 	mp.em.Emit(mp.env, p)
-	mp.st.Turn, mp.st.TurnID, mp.st.TurnUsage, mp.st.Legacy = "", "", false, false
+	mp.st.Turn, mp.st.TurnID, mp.st.TurnUsage = "", "", false
 	mp.setEnv()
 }
 

@@ -165,10 +165,10 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 	}
 	switch kind {
 	case "task_started":
-		mp.st.Tasks = true
+		mp.st.Unmarked = false
 		mp.startTurn(e.turn(), &canonical.TurnStarted{})
 	case "task_complete":
-		mp.st.Tasks = true
+		mp.st.Unmarked = false
 		mp.ensureTurn(e.turn())
 		done := &canonical.TurnCompleted{State: canonical.TurnStateCompleted}
 		if e.DurationMs != nil && *e.DurationMs >= 0 {
@@ -188,7 +188,7 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 	case "token_count":
 		mp.tokenCount(raw)
 	case "user_message":
-		if mp.st.Unmarked && !mp.st.Tasks && (mp.st.TurnID == "" || mp.st.Legacy) {
+		if mp.st.Unmarked {
 			// A rollout that marks no turns: a prompt is where a turn
 			// starts, and where the one before it ended. Its usage is the
 			// thread total's growth across it, as for a marked turn.
@@ -208,7 +208,6 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 			}
 			mp.startTurn("", &canonical.TurnStarted{})
 			mp.st.Open = append(mp.st.Open, prompt...)
-			mp.st.Legacy = true
 		}
 		mp.messageSighting(sighting{fam: FamilyEvent, lc: canonical.ItemLifecycle{ItemType: canonical.ItemTypeUserMessage, Content: text(canonical.StreamUnknown, e.Message), Data: raw}})
 	case "agent_message":

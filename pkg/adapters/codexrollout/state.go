@@ -37,13 +37,10 @@ type State struct {
 	UsedTurns []string `json:"usedTurns,omitempty"`
 	// Requests are the open requests (approvals) by call id.
 	Requests []OpenRequest `json:"requests,omitempty"`
-	// Unmarked says the rollout was written by a CLI that marks no turns
-	// (no task_started: codex 0.40 and before, by session_meta's
-	// cli_version); Tasks that it marks them all the same; Legacy that the
-	// open turn was opened by a prompt of an unmarked rollout.
+	// Unmarked says the rollout marks no turns: the first session_meta's
+	// cli_version is codex 0.40 or older, and no task_started or
+	// task_complete came. There a prompt starts every turn.
 	Unmarked bool `json:"unmarked,omitempty"`
-	Tasks    bool `json:"tasks,omitempty"`
-	Legacy   bool `json:"legacy,omitempty"`
 }
 
 // Family says which of the rollout's two records an item sighting came
