@@ -187,7 +187,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			if kind == localCaveat {
 				t.User(em, env, m, claudestream.UserOptions{UUID: l.UUID, Meta: true, Outside: true})
 			} else {
-				localCommand(em, env, text)
+				claudestream.LocalCommand(em, env, text)
 			}
 			break
 		}
@@ -302,17 +302,6 @@ func localCommandLine(text string, l line, afterCaveat bool) localLine {
 	return notLocal
 }
 
-// localCommand is a local slash command's line: a completed
-// command_execution item, titled so, with the line as its output.
-func localCommand(em *adapter.Emitter, env canonical.Event, content string) {
-	env.ItemID = em.IDs().Derived(canonical.EntityItem, em.Frame().Ordinal, 0)
-	p := canonical.ItemLifecycle{ItemType: canonical.ItemTypeCommandExecution, Status: canonical.ItemStatusCompleted, Title: "local command"}
-	if content != "" {
-		p.Content = map[canonical.StreamKind]string{canonical.StreamCommandOutput: content}
-	}
-	em.Finished(env, p)
-}
-
 func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 	t := &st.T
 	st.LocalCommands = false
@@ -404,7 +393,7 @@ func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, l line, raw 
 	case "api_error":
 		em.Warn(env, fmt.Sprintf("API request failed, retrying: attempt %d of %d", l.RetryAttempt, l.MaxRetries), json.RawMessage(raw))
 	case "local_command":
-		localCommand(em, env, content)
+		claudestream.LocalCommand(em, env, content)
 	case "informational":
 		if l.Level == "warning" || l.Level == "error" {
 			em.Warn(env, firstNonEmpty(content, "warning"), json.RawMessage(raw))

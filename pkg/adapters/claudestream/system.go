@@ -158,17 +158,7 @@ func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 	case "model_refusal_no_fallback":
 		em.Fail(env, canonical.ErrorClassProvider, firstNonEmpty(s.Content, "the model refused and no fallback model is configured"), msg)
 	case "local_command_output":
-		e := env
-		e.ItemID = em.IDs().Derived(canonical.EntityItem, em.Frame().Ordinal, 0)
-		p := canonical.ItemLifecycle{ItemType: canonical.ItemTypeCommandExecution, Status: canonical.ItemStatusCompleted, Title: "local command"}
-		if s.Content != "" {
-			p.Content = map[canonical.StreamKind]string{canonical.StreamCommandOutput: s.Content}
-		}
-		started := canonical.ItemStarted(p)
-		started.Status, started.Content = canonical.ItemStatusInProgress, nil
-		em.Emit(e, &started)
-		done := canonical.ItemCompleted(p)
-		em.Emit(e, &done)
+		LocalCommand(em, env, s.Content)
 	case "plugin_install":
 		st := s.Status0()
 		if st == "failed" {
@@ -273,4 +263,17 @@ func nullable(r json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return r
+}
+
+// LocalCommand maps a local slash command's output (/clear, /model: run by
+// the CLI, not the model): a completed command_execution item titled
+// "local command", with the output as its command_output. The session log
+// writes the same as system:local_command lines.
+func LocalCommand(em *adapter.Emitter, env canonical.Event, output string) {
+	env.ItemID = em.IDs().Derived(canonical.EntityItem, em.Frame().Ordinal, 0)
+	p := canonical.ItemLifecycle{ItemType: canonical.ItemTypeCommandExecution, Status: canonical.ItemStatusCompleted, Title: "local command"}
+	if output != "" {
+		p.Content = map[canonical.StreamKind]string{canonical.StreamCommandOutput: output}
+	}
+	em.Finished(env, p)
 }

@@ -238,17 +238,13 @@ func (m mapper) message(ev event) {
 		m.openTurn()
 		env := m.env()
 		env.ItemID = m.ids.Derived(canonical.EntityItem, m.em.Frame().Ordinal, 0)
-		p := canonical.ItemLifecycle{ItemType: canonical.ItemTypeUserMessage, Status: canonical.ItemStatusInProgress}
-		s := canonical.ItemStarted(p)
-		m.em.Emit(env, &s)
-		p.Status = canonical.ItemStatusCompleted
+		p := canonical.ItemLifecycle{ItemType: canonical.ItemTypeUserMessage, Status: canonical.ItemStatusCompleted}
 		if text != "" {
 			// A user message is not assistant text: unknown is the only
 			// neutral stream kind (as the Codex and Claude adapters do).
 			p.Content = map[canonical.StreamKind]string{canonical.StreamUnknown: text}
 		}
-		c := canonical.ItemCompleted(p)
-		m.em.Emit(env, &c)
+		m.em.Finished(env, p)
 		return
 	}
 	m.openTurn()
