@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -162,6 +163,9 @@ type writes struct {
 	hooks    map[key3]*hookPatch
 	rates    []rateRow
 	ledger   map[ledgerKey]*ledgerRow
+	// soFar holds the usage of turns not ended, per session's turn: the
+	// rows of its last report, written as provisional ledger rows.
+	soFar    map[key3][]ledgerRow
 	unmapped map[unmappedKey]*unmappedPatch
 }
 
@@ -169,7 +173,7 @@ func newWrites() *writes {
 	return &writes{
 		sessions: map[key]*sessionPatch{}, threads: map[key3]*threadPatch{}, turns: map[key3]*turnPatch{},
 		items: map[key3]*itemPatch{}, requests: map[key3]*requestPatch{}, tasks: map[key3]*taskPatch{},
-		hooks: map[key3]*hookPatch{}, ledger: map[ledgerKey]*ledgerRow{}, unmapped: map[unmappedKey]*unmappedPatch{},
+		hooks: map[key3]*hookPatch{}, ledger: map[ledgerKey]*ledgerRow{}, soFar: map[key3][]ledgerRow{}, unmapped: map[unmappedKey]*unmappedPatch{},
 	}
 }
 
@@ -491,6 +495,9 @@ func (w *writes) fold(e *canonical.Event) {
 				t.contextWindow = new(*p.ModelContextWindow)
 			}
 		}
+		if e.TurnID != "" && p.Turn != nil {
+			w.turnUsageSoFar(e, p)
+		}
 	case *canonical.ThreadRealtimeStarted, *canonical.ThreadRealtimeItemAdded, *canonical.ThreadRealtimeAudioDelta,
 		*canonical.ThreadRealtimeError, *canonical.ThreadRealtimeClosed:
 		// In the event log only.
@@ -669,11 +676,14 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 			t.model = new(m)
 		}
 	}
+	if p.Usage != nil || len(p.ModelUsage) > 0 {
+		// The turn's own count replaces what was reported on the way.
+		delete(w.soFar, key3{e.Tenant, e.SessionID, e.TurnID})
+	}
 	row := func(model string, u canonical.TokenUsage, cost *float64) {
-		w.ledger[ledgerKey{e.Tenant, e.SessionID, e.TurnID, model}] = &ledgerRow{
-			tenant: e.Tenant, turn: e.TurnID, model: model, provider: string(e.Provider), session: e.SessionID,
-			thread: str(e.ThreadID), providerTurn: e.ProviderRefs.ProviderTurnID, at: at, usage: u, cost: cost,
-		}
+		r := newLedgerRow(e, model, u)
+		r.cost = cost
+		w.ledger[ledgerKey{e.Tenant, e.SessionID, e.TurnID, model}] = &r
 	}
 	switch {
 	case len(p.ModelUsage) > 0:
@@ -688,6 +698,35 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 		// The model is resolved when written: the turn's, else the
 		// session's (see upsertLedger).
 		row("", *p.Usage, p.TotalCostUSD)
+	}
+}
+
+// turnUsageSoFar keeps the usage a turn has reported before ending, for
+// the ledger's provisional rows: per model when the report breaks it
+// down, else one row whose model is resolved when written.
+func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsageUpdated) {
+	t := w.turn(e)
+	if t.endedAt != nil {
+		return // ended in this batch: its own count stands
+	}
+	t.usage = new(*p.Turn)
+	var rows []ledgerRow
+	for _, m := range slices.Sorted(maps.Keys(p.TurnModelUsage)) {
+		rows = append(rows, newLedgerRow(e, m, p.TurnModelUsage[m].TokenUsage))
+	}
+	if len(rows) == 0 {
+		rows = append(rows, newLedgerRow(e, "", *p.Turn))
+	}
+	if t.model == nil && len(p.TurnModelUsage) == 1 {
+		t.model = new(rows[0].model)
+	}
+	w.soFar[key3{e.Tenant, e.SessionID, e.TurnID}] = rows
+}
+
+func newLedgerRow(e *canonical.Event, model string, u canonical.TokenUsage) ledgerRow {
+	return ledgerRow{
+		tenant: e.Tenant, turn: e.TurnID, model: model, provider: string(e.Provider), session: e.SessionID,
+		thread: str(e.ThreadID), providerTurn: e.ProviderRefs.ProviderTurnID, at: e.CreatedAt, usage: u,
 	}
 }
 

@@ -494,24 +494,69 @@ var upsertLedger = `
 INSERT INTO usage_ledger AS u (tenant_id, usage_key, turn_id, model, provider, session_id, thread_id, occurred_at,
     input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_output_tokens, cost_usd)
 SELECT DISTINCT ON (y.t, y.usage_key, y.model) y.t, y.usage_key, y.turn, y.model, y.p, y.s, y.th, y.at,
-    y.i, y.ci, y.cw, y.o, y.r, y.c
-FROM (
+    y.i, y.ci, y.cw, y.o, y.r,
+    first_value(y.c) OVER (PARTITION BY y.t, y.usage_key, y.model ORDER BY y.c IS NULL, y.s)
+FROM (` + ledgerSource + `) y
+ORDER BY y.t, y.usage_key, y.model, y.s
+ON CONFLICT (tenant_id, usage_key, model) DO UPDATE SET
+` + ledgerOwned + `,
+    cost_usd = CASE WHEN EXCLUDED.session_id <= u.session_id THEN coalesce(EXCLUDED.cost_usd, u.cost_usd)
+        ELSE coalesce(u.cost_usd, EXCLUDED.cost_usd) END`
+
+// ledgerSource is a batch's ledger rows with their usage_key and model
+// resolved (see upsertLedger), as y.
+const ledgerSource = `
     SELECT x.t, k.usage_key, x.turn::uuid AS turn, m.model, x.p, x.s::uuid AS s, x.th::uuid AS th, x.at,
-        x.i, x.ci, x.cw, x.o, x.r,
-        first_value(x.c) OVER (PARTITION BY x.t, k.usage_key, m.model ORDER BY x.c IS NULL, x.s::uuid) AS c
+        x.i, x.ci, x.cw, x.o, x.r, x.c
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
         $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::numeric[], $14::text[])
         AS x(t, turn, mo, p, s, th, at, i, ci, cw, o, r, c, pt)
     CROSS JOIN LATERAL (SELECT turn_key(x.t, x.th::uuid, x.pt, x.turn::uuid) AS usage_key) k
     CROSS JOIN LATERAL (SELECT coalesce(nullif(x.mo, ''),
             (SELECT model FROM turns WHERE tenant_id = x.t AND turn_id = x.turn::uuid),
-            (SELECT model FROM sessions WHERE tenant_id = x.t AND session_id = x.s::uuid), 'unknown') AS model) m
-) y
-ORDER BY y.t, y.usage_key, y.model, y.s
-ON CONFLICT (tenant_id, usage_key, model) DO UPDATE SET
-` + ledgerOwned + `,
-    cost_usd = CASE WHEN EXCLUDED.session_id <= u.session_id THEN coalesce(EXCLUDED.cost_usd, u.cost_usd)
-        ELSE coalesce(u.cost_usd, EXCLUDED.cost_usd) END`
+            (SELECT model FROM sessions WHERE tenant_id = x.t AND session_id = x.s::uuid), 'unknown') AS model) m`
+
+// The usage a turn reported before it ended is kept as provisional rows
+// (migration 016): per usage_key, the rows of the smallest session that
+// reported one, from its latest report, and only while no session has
+// written the turn's own count. Each statement below is a separate one:
+// a statement does not see its own deletions.
+//
+// dropProvisional removes them when the turn's own rows are written
+// (queued with the same rows, before upsertLedger).
+const dropProvisional = `
+DELETE FROM usage_ledger u USING (` + ledgerSource + `) y
+WHERE u.provisional AND u.tenant_id = y.t AND u.usage_key = y.usage_key`
+
+// replaceProvisional removes the provisional rows of the batch's turns that
+// a later report, or a smaller session's, replaces; insertProvisional then
+// writes the smallest session's report where no row of the turn is left.
+// Rows whose model is resolved here are all replaced, so a turn whose
+// model became known between reports is not counted under two models.
+const replaceProvisional = `
+DELETE FROM usage_ledger u USING (` + ledgerSource + `) y
+WHERE u.provisional AND u.tenant_id = y.t AND u.usage_key = y.usage_key AND u.session_id >= y.s`
+
+const insertProvisional = `
+INSERT INTO usage_ledger (tenant_id, usage_key, turn_id, model, provider, session_id, thread_id, occurred_at,
+    input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_output_tokens, provisional)
+SELECT DISTINCT ON (y.t, y.usage_key, y.model) y.t, y.usage_key, y.turn, y.model, y.p, y.s, y.th, y.at,
+    y.i, y.ci, y.cw, y.o, y.r, true
+FROM (SELECT z.t, z.usage_key, z.turn, z.model, z.p, z.s, z.th, z.at, z.i, z.ci, z.cw, z.o, z.r,
+        first_value(z.s) OVER (PARTITION BY z.t, z.usage_key ORDER BY z.s) AS first
+    FROM (` + ledgerSource + `) z) y
+WHERE y.s = y.first AND NOT EXISTS (SELECT FROM usage_ledger f WHERE f.tenant_id = y.t AND f.usage_key = y.usage_key)
+ORDER BY y.t, y.usage_key, y.model, y.turn
+ON CONFLICT DO NOTHING`
+
+// ledgerTypes are the parameter types of ledgerSource.
+var ledgerTypes = []string{"text", "text", "text", "text", "text", "text", "timestamptz", "int8", "int8", "int8", "int8", "int8", "numeric", "text"}
+
+func (r *rows) addLedger(l *ledgerRow) {
+	r.add(l.tenant, l.turn, l.model, l.provider, l.session, l.thread, l.at,
+		l.usage.InputTokens, l.usage.CachedInputTokens, l.usage.CacheWriteInputTokens, l.usage.OutputTokens,
+		l.usage.ReasoningOutputTokens, l.cost, l.providerTurn)
+}
 
 // ledgerOwned sets the ledger's columns that are the smallest session's
 // alone.
@@ -897,16 +942,23 @@ func (w *writes) queue(b *pgx.Batch) {
 	}
 	rs.queueTo(b, insertRates)
 
-	rs = newRowsOf("text", "text", "text", "text", "text", "text", "timestamptz", "int8", "int8", "int8", "int8", "int8", "numeric", "text")
+	rs = newRowsOf(ledgerTypes...)
 	for _, k := range sortedKeys(w.ledger, func(a, b ledgerKey) int {
 		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.turn, b.turn), cmp.Compare(a.model, b.model), cmp.Compare(a.session, b.session))
 	}) {
-		l := w.ledger[k]
-		rs.add(l.tenant, l.turn, l.model, l.provider, l.session, l.thread, l.at,
-			l.usage.InputTokens, l.usage.CachedInputTokens, l.usage.CacheWriteInputTokens, l.usage.OutputTokens,
-			l.usage.ReasoningOutputTokens, l.cost, l.providerTurn)
+		rs.addLedger(w.ledger[k])
 	}
+	rs.queueTo(b, dropProvisional)
 	rs.queueTo(b, upsertLedger)
+
+	rs = newRowsOf(ledgerTypes...)
+	for _, k := range sortedKeys(w.soFar, cmpShared) {
+		for i := range w.soFar[k] {
+			rs.addLedger(&w.soFar[k][i])
+		}
+	}
+	rs.queueTo(b, replaceProvisional)
+	rs.queueTo(b, insertProvisional)
 
 	rs = newRowsOf("text", "text", "text", "text", "text", "int8", "timestamptz", "timestamptz")
 	for _, k := range sortedKeys(w.unmapped, func(a, b unmappedKey) int {

@@ -31,6 +31,12 @@ type ThreadTokenUsageUpdated struct {
 	// Last is the usage of the most recent model call or turn, when the
 	// provider reports it separately.
 	Last *TokenUsage `json:"last,omitempty"`
+	// Turn is the usage of the event's turn (turnId) so far, when the
+	// provider reports usage before the turn ends: a log cut off mid-turn
+	// has no turn.completed to state it. turn.completed's usage replaces it.
+	Turn *TokenUsage `json:"turn,omitempty"`
+	// TurnModelUsage breaks Turn down by model name, when known.
+	TurnModelUsage map[string]ModelUsage `json:"turnModelUsage,omitempty"`
 	// ModelContextWindow is the model's context window in tokens, when known.
 	ModelContextWindow *int64 `json:"modelContextWindow,omitempty" canonical:"nonneg"`
 }

@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/8"
+const MappingVersion = "claude-log/9"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
@@ -338,8 +338,17 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 		t.Usage = saved
 		return
 	}
+	before, had := t.Usage[m.ID]
 	t.Assistant(em, env, m, opts)
-	if side || m.StopReason == nil || !terminalStops[*m.StopReason] {
+	if side {
+		return
+	}
+	if m.StopReason == nil || !terminalStops[*m.StopReason] {
+		if now, ok := t.Usage[m.ID]; ok && (!had || now != before) {
+			// The turn's usage so far: a log cut off before the turn
+			// ends never states it otherwise.
+			t.ReportUsage(em, env, nil)
+		}
 		return
 	}
 	env = t.Envelope(em)

@@ -111,6 +111,51 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a turn reports its usage so far, once per change, until it ends",
+			given: []string{
+				user("u1", "go"),
+				asst("m1", `{"type":"text","text":"a"}`, "null", 1),
+				asst("m1", `{"type":"tool_use","id":"t1","name":"Read","input":{}}`, `"tool_use"`, 1), // same usage
+				asst("m1", `{"type":"tool_use","id":"t2","name":"Read","input":{}}`, `"tool_use"`, 7),
+				`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]},"uuid":"u2","sessionId":"s1"}`,
+				asst("m2", `{"type":"text","text":"b"}`, `"end_turn"`, 3),
+				user("u3", "again"),
+				asst("m3", `{"type":"tool_use","id":"t3","name":"Read","input":{}}`, `"tool_use"`, 2), // cut off here
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var turns []string
+				var soFar []canonical.TokenUsage
+				var total canonical.TokenUsage
+				for _, e := range evs {
+					if e.Type() == canonical.KindTurnStarted {
+						turns = append(turns, e.TurnID)
+					}
+					if p, ok := e.Payload.(*canonical.ThreadTokenUsageUpdated); ok {
+						total = p.Usage
+						if p.Turn == nil {
+							continue
+						}
+						require.Equal(t, turns[len(turns)-1], e.TurnID, "the open turn's")
+						require.Equal(t, map[string]canonical.ModelUsage{"m": {TokenUsage: *p.Turn}}, p.TurnModelUsage)
+						// The id turn.completed names, so the projector
+						// replaces the count with the turn's own.
+						require.Equal(t, map[int]string{0: "m1", 1: "m3"}[len(turns)-1], e.ProviderRefs.ProviderTurnID)
+						soFar = append(soFar, *p.Turn)
+					}
+				}
+				require.Len(t, turns, 2)
+				require.Equal(t, []canonical.TokenUsage{
+					{InputTokens: 10, CachedInputTokens: 5, OutputTokens: 1},
+					{InputTokens: 10, CachedInputTokens: 5, OutputTokens: 7},
+					// The second turn, which never ended.
+					{InputTokens: 10, CachedInputTokens: 5, OutputTokens: 2},
+				}, soFar)
+				// The session total counts the first turn and the second so far.
+				require.Equal(t, canonical.TokenUsage{InputTokens: 30, CachedInputTokens: 15, OutputTokens: 12}, total)
+			},
+		},
+		{
 			// Arrival is 2026-01-02 here (adaptertest.Frames), as for a log
 			// ingested long after it was written.
 			name: "a snapshot is at the time it was taken, an update of one on the session's clock",

@@ -221,6 +221,28 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a message's final usage reports the turn's usage so far, under the id the result will name",
+			given: []string{
+				initLine,
+				partial(`{"type":"message_start","message":{"id":"m1","model":"m","usage":{"input_tokens":1,"output_tokens":1}}}`),
+				partial(`{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"input_tokens":4,"cache_read_input_tokens":6,"output_tokens":9}}`),
+				// Cut off: no result ends the turn.
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				u := ofType[*canonical.ThreadTokenUsageUpdated](evs)
+				require.Len(t, u, 1)
+				want := canonical.TokenUsage{InputTokens: 4, CachedInputTokens: 6, OutputTokens: 9}
+				require.Equal(t, want, *u[0].Turn)
+				require.Equal(t, map[string]canonical.ModelUsage{"m": {TokenUsage: want}}, u[0].TurnModelUsage)
+				require.Equal(t, want, u[0].Usage, "the session total includes the open turn")
+				e := evs[len(evs)-1]
+				require.Equal(t, canonical.KindThreadTokenUsageUpdated, e.Type())
+				require.Equal(t, evs[2].TurnID, e.TurnID)
+				require.Equal(t, "m1", e.ProviderRefs.ProviderTurnID)
+			},
+		},
+		{
 			name: "partials then the full message: no doubled text, the same item id",
 			given: []string{
 				initLine,

@@ -47,9 +47,16 @@ func mapStreamEvent(em *adapter.Emitter, st *State, env canonical.Event, fr fram
 	switch ev.Type {
 	case "message_start":
 		detail := ""
-		if ev.Message != nil {
-			t.StreamMsg = ev.Message.ID
-			detail = ev.Message.Model
+		if m := ev.Message; m != nil {
+			t.StreamMsg = m.ID
+			detail = m.Model
+			t.StreamModel = m.Model
+			if t.FirstMsg == "" {
+				// The turn's provider id, as the result's turn.completed
+				// will name it: a report of the turn's usage (message_delta)
+				// can come before the full message does.
+				t.FirstMsg = m.ID
+			}
 		}
 		em.Emit(env, &canonical.SessionStateChanged{State: canonical.SessionStateRunning, Reason: "message_start", Detail: detail})
 	case "content_block_start":
@@ -183,10 +190,11 @@ func mapStreamEvent(em *adapter.Emitter, st *State, env canonical.Event, fr fram
 				}
 				mu := t.Usage[t.StreamMsg]
 				mu.Usage = u
+				if mu.Model == "" {
+					mu.Model = t.StreamModel
+				}
 				t.Usage[t.StreamMsg] = mu
-				turn, _ := t.TurnUsage()
-				last := u
-				em.Emit(env, &canonical.ThreadTokenUsageUpdated{Usage: t.Total.Add(turn), Last: &last})
+				t.ReportUsage(em, env, &u)
 				return
 			}
 		}

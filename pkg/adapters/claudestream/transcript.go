@@ -39,6 +39,8 @@ type Transcript struct {
 	// StreamMsg is the provider id of the message stream_event partials
 	// currently stream (from message_start).
 	StreamMsg string `json:"streamMsg,omitempty"`
+	// StreamModel is that message's model.
+	StreamModel string `json:"streamModel,omitempty"`
 	// Partials are the content blocks opened by stream_event partials and
 	// not yet completed.
 	Partials []Partial `json:"partials,omitempty"`
@@ -223,6 +225,22 @@ func (t *Transcript) TurnUsage() (canonical.TokenUsage, map[string]canonical.Mod
 	return u, models
 }
 
+// ReportUsage reports the open turn's usage so far, with the thread's
+// total including it: a log cut off mid-turn has no turn.completed to
+// count it. It names the turn's provider id as turn.completed will, so
+// the projector replaces this count with the turn's own. last is the
+// latest message's usage, when reported on its own.
+func (t *Transcript) ReportUsage(em *adapter.Emitter, env canonical.Event, last *canonical.TokenUsage) {
+	turn, models := t.TurnUsage()
+	p := &canonical.ThreadTokenUsageUpdated{Usage: t.Total.Add(turn), Last: last}
+	if t.Turn != "" {
+		env.TurnID = t.Turn
+		env.ProviderRefs.ProviderTurnID = t.FirstMsg
+		p.Turn, p.TurnModelUsage = &turn, models
+	}
+	em.Emit(env, p)
+}
+
 // CloseTurn ends the open turn (opening one first if none is open, so a
 // turn.completed always pairs with a turn.started). Items still open are
 // completed first: a turn's items do not outlive it. When p.Usage is set
@@ -238,7 +256,7 @@ func (t *Transcript) CloseTurn(em *adapter.Emitter, env canonical.Event, p *cano
 		last := *p.Usage
 		em.Emit(env, &canonical.ThreadTokenUsageUpdated{Usage: t.Total, Last: &last})
 	}
-	t.Turn, t.Blocks, t.Usage, t.Partials, t.StreamMsg, t.FirstMsg = "", nil, nil, nil, "", ""
+	t.Turn, t.Blocks, t.Usage, t.Partials, t.StreamMsg, t.StreamModel, t.FirstMsg = "", nil, nil, nil, "", "", ""
 	env.TurnID = ""
 	return env
 }

@@ -22,7 +22,7 @@ import (
 const Dialect = "codex-app-server"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-app-server/8"
+const MappingVersion = "codex-app-server/9"
 
 // Raw sources: what the agent sends unasked, what it asks, and the
 // answers to requests in either direction.
@@ -691,6 +691,12 @@ func (mp *mapper) tokenUsage() {
 	mp.st.Usage[mp.thread] = total
 	if i := mp.turnOpen(turnKey(mp.thread, mp.turn)); i >= 0 {
 		mp.st.Turns[i].SawUsage = true
+		if mp.env.TurnID != "" {
+			// The turn's usage so far: a tap cut off mid-turn never
+			// states it otherwise. turn/completed's replaces it.
+			u := total.Sub(mp.st.Turns[i].StartUsage)
+			out.Turn = &u
+		}
 	}
 	mp.em.Emit(mp.env, out)
 }

@@ -257,6 +257,10 @@ func TestMap(t *testing.T) {
 				want := canonical.TokenUsage{InputTokens: 40, CachedInputTokens: 60, OutputTokens: 10, ReasoningOutputTokens: 2}
 				require.Equal(t, want, evs[1].Payload.(*canonical.ThreadTokenUsageUpdated).Usage)
 				require.Equal(t, want, *evs[2].Payload.(*canonical.TurnCompleted).Usage)
+				// The turn's usage so far, under the turn's ids, before it ends.
+				require.Equal(t, want, *evs[1].Payload.(*canonical.ThreadTokenUsageUpdated).Turn)
+				require.Equal(t, evs[2].TurnID, evs[1].TurnID)
+				require.Equal(t, "tu", evs[1].ProviderRefs.ProviderTurnID)
 			},
 		},
 		{

@@ -47,7 +47,7 @@ var rules = adapter.Rules{
 	{Kind: "thread/environment/connected", Emits: metadata, Note: "metadata.environment (connected)"},
 	{Kind: "thread/environment/disconnected", Emits: metadata, Note: "metadata.environment (disconnected)"},
 	{Kind: "thread/settings/updated", Emits: metadata, Note: "metadata.settings (the thread's model, approval policy, ...)"},
-	{Kind: "thread/tokenUsage/updated", Emits: kinds_{canonical.KindThreadTokenUsageUpdated}, Note: "total → usage, last → last, modelContextWindow; OpenAI convention (input includes cached and cache-write). The thread total is remembered so turn/completed can carry the turn's own usage"},
+	{Kind: "thread/tokenUsage/updated", Emits: kinds_{canonical.KindThreadTokenUsageUpdated}, Note: "total → usage, last → last, modelContextWindow; OpenAI convention (input includes cached and cache-write). The thread total is remembered so turn/completed can carry the turn's own usage; within an open turn, its usage so far (the total's growth since it started) → turn"},
 	{Kind: "project/changed", Emits: configured, Note: "global: config.project"},
 	{Kind: "skills/changed", Emits: configured, Note: "global: config.skills"},
 	{Kind: "app/list/updated", Emits: configured, Note: "global: config.apps (EVENTS.md leaves it open; the app list is session configuration)"},

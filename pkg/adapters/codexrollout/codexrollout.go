@@ -19,7 +19,7 @@ import (
 const Dialect = "codex-rollout"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-rollout/11"
+const MappingVersion = "codex-rollout/12"
 
 const rawSource = "codex.eventmsg"
 
@@ -442,6 +442,7 @@ func (mp *mapper) tokenCount(raw json.RawMessage) {
 			out.ModelContextWindow = w
 		}
 		mp.setTotal(total)
+		out.Turn = mp.turnSoFar()
 		mp.em.Emit(mp.env, out)
 		emitted = true
 	}
@@ -479,7 +480,18 @@ func (mp *mapper) usageRecord(raw json.RawMessage) {
 		return
 	}
 	mp.setTotal(mp.st.Total.Add(u))
-	mp.em.Emit(mp.env, &canonical.ThreadTokenUsageUpdated{Usage: mp.st.Total, Last: &u})
+	mp.em.Emit(mp.env, &canonical.ThreadTokenUsageUpdated{Usage: mp.st.Total, Last: &u, Turn: mp.turnSoFar()})
+}
+
+// turnSoFar is the open turn's usage so far (the thread total's growth
+// since it started), reported with the total: a rollout cut off mid-turn
+// never states it otherwise. task_complete's replaces it.
+func (mp *mapper) turnSoFar() *canonical.TokenUsage {
+	if mp.st.TurnID == "" || !mp.st.TurnUsage {
+		return nil
+	}
+	u := mp.st.Total.Sub(mp.st.TurnStart)
+	return &u
 }
 
 // --- requests ---

@@ -116,6 +116,12 @@ func TestMap(t *testing.T) {
 				require.Equal(t, want, *evs[8].Payload.(*canonical.TurnCompleted).Usage)
 				require.NotNil(t, evs[4].Payload.(*canonical.ThreadTokenUsageUpdated).Last)
 				require.Nil(t, evs[6].Payload.(*canonical.ThreadTokenUsageUpdated).Last, "a repeated snapshot carries no new last usage")
+				// The turn's usage so far, under the id turn.completed names.
+				for _, i := range []int{4, 6} {
+					require.Equal(t, want, *evs[i].Payload.(*canonical.ThreadTokenUsageUpdated).Turn)
+					require.Equal(t, evs[8].TurnID, evs[i].TurnID)
+					require.Equal(t, "tu", evs[i].ProviderRefs.ProviderTurnID)
+				}
 				w := evs[5].Payload.(*canonical.AccountRateLimitsUpdated).Windows
 				require.Len(t, w, 1)
 				require.Equal(t, int64(300), *w[0].WindowMinutes)
@@ -281,6 +287,8 @@ func TestMap(t *testing.T) {
 				require.Equal(t, evs[9].ItemID, evs[13].ItemID, "the second prompt's two copies are one item")
 				require.Equal(t, evs[7].ItemID, evs[10].ItemID)
 				require.Equal(t, evs[17].TurnID, evs[19].TurnID, "the last turn stays open with its usage")
+				require.Equal(t, int64(50), evs[19].Payload.(*canonical.ThreadTokenUsageUpdated).Turn.TotalTokens(), "its usage so far")
+				require.Equal(t, int64(100), evs[6].Payload.(*canonical.ThreadTokenUsageUpdated).Turn.TotalTokens())
 			},
 		},
 		{
