@@ -74,6 +74,13 @@ func fixture(tenant string) recording {
 	add(skew.Add(-20*time.Millisecond), tid4, iid4, rid4, &canonical.RequestResolved{RequestType: canonical.RequestTypeFileChangeApproval, Decision: "accept"})
 	add(skew.Add(-5*time.Millisecond), tid4, iid4, "", &canonical.ItemCompleted{ItemType: canonical.ItemTypeDynamicToolCall, Status: canonical.ItemStatusCompleted, ToolName: "Grep"})
 	add(skew.Add(-61*time.Millisecond), tid4, "", "", &canonical.TurnCompleted{State: canonical.TurnStateCompleted})
+	// Two turns failed alike: their messages differ in the request id.
+	for i, req := range []string{"99cdbe04acfb0b34-AMS", "99cdc9b14d7266f1-AMS"} {
+		tid := ids.Derived(canonical.EntityTurn, uint64(5+i), 0)
+		add(skew.Add(time.Duration(i)*time.Second), tid, "", "", &canonical.TurnStarted{Model: "gpt-fail"})
+		add(skew.Add(time.Duration(i)*time.Second), tid, "", "", &canonical.TurnCompleted{State: canonical.TurnStateFailed,
+			ErrorMessage: "exceeded retry limit, last status: 401 Unauthorized, request id: " + req})
+	}
 	for range 2 {
 		add(day2.Add(time.Minute), "", "", "", &canonical.RuntimeWarning{Message: "unmapped codex-exec frame kind weird",
 			Detail: json.RawMessage(`{"dialect":"codex-exec","kind":"weird"}`)})
@@ -165,15 +172,46 @@ func TestViews(t *testing.T) {
 	q(`SELECT latency_ms::text FROM requests WHERE request_type = 'file_change_approval'`, &latency)
 	require.Nil(t, latency)
 
-	var reason string
-	q(`SELECT reason, turns FROM turn_failures WHERE state = 'failed'`, &reason, &n)
-	require.Equal(t, "boom", reason)
-	require.Equal(t, 1, n)
+	var reason, example string
+	q(`SELECT reason, turns, example FROM turn_failures WHERE state = 'failed' AND reason = 'boom'`, &reason, &n, &example)
+	require.Equal(t, []any{"boom", 1, "boom"}, []any{reason, n, example})
+	// One failure, whatever request id each occurrence names.
+	q(`SELECT reason, turns, example FROM turn_failures WHERE state = 'failed' AND reason <> 'boom'`, &reason, &n, &example)
+	require.Equal(t, []any{"exceeded retry limit, last status: 401 Unauthorized, request id: <id>", 2,
+		"exceeded retry limit, last status: 401 Unauthorized, request id: 99cdbe04acfb0b34-AMS"}, []any{reason, n, example})
 
 	var version, kind string
 	q(`SELECT cli_version, kind, count FROM unmapped_kinds_by_version WHERE provider = 'codex'`, &version, &kind, &n)
 	require.Equal(t, []string{"1.2.3", "weird"}, []string{version, kind})
 	require.Equal(t, 2, n)
+}
+
+// TestFailureReason: failure_reason masks what names one occurrence of a
+// failure and keeps what says which failure it is.
+func TestFailureReason(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for msg, want := range map[string]string{
+		// Kept: status codes, error names, model names, the provider's words.
+		"boom":                      "boom",
+		"API Error: 529 overloaded": "API Error: 529 overloaded",
+		"model claude-sonnet-4-5-20250929 not found":                                         "model claude-sonnet-4-5-20250929 not found",
+		`{"error":{"code":500,"message":"Internal error encountered.","status":"INTERNAL"}}`: `{"error":{"code":500,"message":"Internal error encountered.","status":"INTERNAL"}}`,
+		// Masked: ids, ports, times, delays.
+		"exceeded retry limit, last status: 401 Unauthorized, request id: 99cdbe04acfb0b34-AMS": "exceeded retry limit, last status: 401 Unauthorized, request id: <id>",
+		"Request-ID: req_011CUt7n9Zb8 failed at 14:03:22":                                       "Request-ID: <id> failed at <time>",
+		"rate limited (req_id=abc-123) in session 0b7e1c2a-1111-4222-8333-444455556666":         "rate limited (req_id=<id>) in session <id>",
+		"trace 5f2b8c1d9e0a4b3c7d6e: failed":                                                    "trace <id>: failed",
+		"check your inference gateway (127.0.0.1:44263).":                                       "check your inference gateway (127.0.0.1:<port>).",
+		"try again at 9:01 AM.":                                                                 "try again at <time>.",
+		"rate limited until 2026-03-10T09:00:01.123Z":                                           "rate limited until <time>",
+		"Suggested retry after 1s.":                                                             "Suggested retry after <duration>.",
+		"Please try again in 20.5 seconds.":                                                     "Please try again in <duration>.",
+	} {
+		var got string
+		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT failure_reason($1)`, msg).Scan(&got))
+		require.Equal(t, want, got, msg)
+	}
 }
 
 // TestRLS: the analyst role, set to tenant A, reads no row of tenant B, in
