@@ -634,7 +634,9 @@ func (w *writes) fold(e *canonical.Event) {
 			}
 		}
 	case *canonical.RuntimeError:
-		if e.TurnID != "" {
+		// A frame agentwire could not read is not the turn's failure:
+		// it stays in the event log.
+		if e.TurnID != "" && p.Class != canonical.ErrorClassValidation {
 			t := w.turn(e)
 			t.errorMessage, t.errorClass = str(p.Message), str(string(p.Class))
 		}

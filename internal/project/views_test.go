@@ -53,6 +53,9 @@ func fixture(tenant string) recording {
 	}
 	turn(1, day1, &code0, canonical.ItemStatusCompleted, 2000, 500, "accept", canonical.TurnStateCompleted, "",
 		canonical.TokenUsage{InputTokens: 100, CachedInputTokens: 50, OutputTokens: 10, ReasoningOutputTokens: 2}, 0.1, 4000)
+	// A frame of the first turn that could not be read: not a failure.
+	add(day1.Add(time.Second), ids.Derived(canonical.EntityTurn, 1, 0), "", "", &canonical.RuntimeError{
+		Class: canonical.ErrorClassValidation, Message: "response_item could not be read"})
 	day2 := day1.Add(24 * time.Hour)
 	turn(2, day2, &code1, canonical.ItemStatusFailed, 1004, 1500, "decline", canonical.TurnStateFailed, "boom",
 		canonical.TokenUsage{InputTokens: 200, OutputTokens: 20}, 0.2, 2000)
@@ -172,6 +175,8 @@ func TestViews(t *testing.T) {
 	q(`SELECT latency_ms::text FROM requests WHERE request_type = 'file_change_approval'`, &latency)
 	require.Nil(t, latency)
 
+	q(`SELECT count(*) FROM turn_failures WHERE state = 'completed'`, &n)
+	require.Zero(t, n, "an unreadable frame is not the turn's failure")
 	var reason, example string
 	q(`SELECT reason, turns, example FROM turn_failures WHERE state = 'failed' AND reason = 'boom'`, &reason, &n, &example)
 	require.Equal(t, []any{"boom", 1, "boom"}, []any{reason, n, example})
