@@ -27,6 +27,7 @@ func TestUsageOfTurnsNotEnded(t *testing.T) {
 		whole string
 	}{
 		{"claude-log/multistep", 13, "claude-control/multistep"},
+		{"claude-control/multistep", 18, "claude-log/multistep"},
 		{"codex-rollout/multistep", 28, "codex-app-server/multistep"},
 	} {
 		t.Run(c.cut, func(t *testing.T) {

@@ -338,17 +338,12 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 		t.Usage = saved
 		return
 	}
-	before, had := t.Usage[m.ID]
+	ends := !side && m.StopReason != nil && terminalStops[*m.StopReason]
+	// The turn's usage so far: a log cut off before the turn ends never
+	// states it otherwise.
+	opts.ReportUsage = !side && !ends
 	t.Assistant(em, env, m, opts)
-	if side {
-		return
-	}
-	if m.StopReason == nil || !terminalStops[*m.StopReason] {
-		if now, ok := t.Usage[m.ID]; ok && (!had || now != before) {
-			// The turn's usage so far: a log cut off before the turn
-			// ends never states it otherwise.
-			t.ReportUsage(em, env, nil)
-		}
+	if !ends {
 		return
 	}
 	env = t.Envelope(em)

@@ -320,7 +320,7 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, fr frame)
 		return
 	}
 	code := errorCode(fr.Error)
-	st.T.Assistant(em, env, m, AssistantOptions{Parent: fr.ParentToolUseID, Failed: code != "", ErrorCode: code})
+	st.T.Assistant(em, env, m, AssistantOptions{Parent: fr.ParentToolUseID, Failed: code != "", ErrorCode: code, ReportUsage: true})
 }
 
 func mapUser(em *adapter.Emitter, st *State, env canonical.Event, fr frame, dir adapter.Direction) {

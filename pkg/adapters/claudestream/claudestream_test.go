@@ -162,13 +162,17 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
-			name:     "-p does not echo the prompt: the first assistant frame opens the turn",
-			given:    []string{initLine, assistant("m1", `{"type":"text","text":"hi"}`), resultLine},
-			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
+			name:  "-p does not echo the prompt: the first assistant frame opens the turn",
+			given: []string{initLine, assistant("m1", `{"type":"text","text":"hi"}`), resultLine},
+			// The message's usage is the turn's so far; the result's is its own.
+			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted,
+				canonical.KindThreadTokenUsageUpdated, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
 				require.Equal(t, "claude-sonnet-4-5", evs[2].Payload.(*canonical.TurnStarted).Model)
-				done := evs[5].Payload.(*canonical.TurnCompleted)
+				require.Equal(t, canonical.TokenUsage{InputTokens: 1, OutputTokens: 1}, *evs[5].Payload.(*canonical.ThreadTokenUsageUpdated).Turn)
+				require.Nil(t, evs[7].Payload.(*canonical.ThreadTokenUsageUpdated).Turn, "the turn has ended")
+				done := evs[6].Payload.(*canonical.TurnCompleted)
 				require.Equal(t, canonical.TokenUsage{InputTokens: 10, CachedInputTokens: 20, CacheWriteInputTokens: 30, OutputTokens: 5}, *done.Usage, "cache reads and writes fold into their own buckets")
 				require.Equal(t, "end_turn", done.StopReason)
 				require.InDelta(t, 0.01, *done.TotalCostUSD, 1e-12)
@@ -184,13 +188,15 @@ func TestMap(t *testing.T) {
 				`{"type":"assistant","message":null,"session_id":"s1"}`,
 			},
 			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindTurnStarted,
-				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindRuntimeWarning, canonical.KindRuntimeWarning},
+				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindThreadTokenUsageUpdated,
+				canonical.KindRuntimeWarning, canonical.KindThreadTokenUsageUpdated, canonical.KindRuntimeWarning},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
 				for _, w := range ofType[*canonical.RuntimeWarning](evs) {
 					require.Equal(t, "assistant message without content blocks", w.Message)
 				}
-				require.NotNil(t, evs[5].Raw, "the frame is kept")
+				require.NotNil(t, evs[6].Raw, "the frame is kept")
+				require.Equal(t, int64(2), evs[7].Payload.(*canonical.ThreadTokenUsageUpdated).Turn.InputTokens, "its usage still counts")
 			},
 		},
 		{
@@ -201,7 +207,7 @@ func TestMap(t *testing.T) {
 				assistant("m1", `{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"ls"}}`),
 			},
 			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindSessionConfigured, canonical.KindTurnStarted,
-				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindRuntimeWarning},
+				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindRuntimeWarning, canonical.KindThreadTokenUsageUpdated},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
 				require.Equal(t, "assistant message repeats tool calls that already finished", evs[5].Payload.(*canonical.RuntimeWarning).Message)
@@ -294,7 +300,7 @@ func TestMap(t *testing.T) {
 				// Non-partial mapping of the same message gives the same item ids.
 				plain := mapLines(t, initLine, assistant("m1", `{"type":"text","text":"Hello"}`), assistant("m1", `{"type":"tool_use","id":"tu1","name":"Bash","input":{"command":"ls"}}`))
 				require.Equal(t, textItem, plain[3].ItemID)
-				require.Equal(t, toolItem, plain[5].ItemID)
+				require.Equal(t, toolItem, plain[6].ItemID, "after the text and the message's usage")
 			},
 		},
 		{
@@ -404,7 +410,7 @@ func TestMap(t *testing.T) {
 				require.Equal(t, int64(200), done[1].ModelUsage["m"].InputTokens)
 				require.Equal(t, int64(8), done[1].ModelUsage["m"].OutputTokens)
 				totals := ofType[*canonical.ThreadTokenUsageUpdated](evs)
-				require.Equal(t, int64(300), totals[1].Usage.InputTokens)
+				require.Equal(t, int64(300), totals[len(totals)-1].Usage.InputTokens)
 			},
 		},
 		{

@@ -41,7 +41,7 @@ const (
 )
 
 var rules = adapter.Rules{
-	{Kind: "assistant", Emits: AssistantEmits, Note: AssistantNote},
+	{Kind: "assistant", Emits: append(k(kUsage), AssistantEmits...), Note: AssistantNote + " A message whose usage (message_start's, in a stream) is new to the turn is followed by thread.token-usage.updated with the turn's usage so far (turn, turnModelUsage, the turn's provider id) and the session total including it: a stream cut off before its result states no other."},
 	{Kind: "user", Emits: UserEmits, Note: UserNote + " In the stream, the host's prompt (a client tap line) opens a turn when none is open; a message sent while a turn runs joins it."},
 	{Kind: "user:replay", Emits: UserEmits, Note: "As user; a replayed top-level prompt opens a turn when none is open."},
 	{Kind: "stream_event", Emits: k(kTurnStarted, kState, kStarted, kUpdated, kCompleted, kDelta, kUsage), Note: "message_start → session.state.changed{running}; content_block_start → item.started (text/thinking: id from message id + index; tool_use/server_tool_use/mcp_tool_use: from the tool_use id, typed by tool name); content_block_delta text_delta → content.delta assistant_text, thinking_delta → reasoning_text, input_json_delta → content.delta unknown (the tool input as generated), signature_delta → item.updated; content_block_stop → item.completed for text/thinking once the full assistant message gave the final text (else item.updated and the message completes it), item.updated for tool calls (their tool_result ends them); message_delta → thread.token-usage.updated (the message's final usage → last, the running session total, and the open turn's usage so far → turn, by model → turnModelUsage, with the turn's provider id); message_stop → none (framing)."},

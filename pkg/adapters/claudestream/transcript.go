@@ -341,6 +341,10 @@ type AssistantOptions struct {
 	// FinalUsage says the message's usage is final (session logs write the
 	// finished message); stream frames carry message_start's usage only.
 	FinalUsage bool
+	// ReportUsage reports the turn's usage so far (ReportUsage) when the
+	// message changes it: not for a message that ends the turn, whose
+	// turn.completed states it.
+	ReportUsage bool
 }
 
 // Assistant maps the content blocks of a (possibly split) assistant
@@ -369,8 +373,15 @@ func (t *Transcript) Assistant(em *adapter.Emitter, env canonical.Event, m Messa
 			if t.Usage == nil {
 				t.Usage = map[string]MessageUsage{}
 			}
-			if prev, ok := t.Usage[m.ID]; !ok || o.FinalUsage || prev.Usage.OutputTokens <= u.OutputTokens {
-				t.Usage[m.ID] = MessageUsage{Model: m.Model, Usage: u}
+			prev, ok := t.Usage[m.ID]
+			if now := (MessageUsage{Model: m.Model, Usage: u}); !ok || o.FinalUsage || prev.Usage.OutputTokens <= u.OutputTokens {
+				t.Usage[m.ID] = now
+				defer func() {
+					// After the message's items, as a log line reads.
+					if o.ReportUsage && (!ok || now != prev) {
+						t.ReportUsage(em, env, nil)
+					}
+				}()
 			}
 		}
 	}
