@@ -500,8 +500,9 @@ FROM (` + ledgerSource + `) y
 ORDER BY y.t, y.usage_key, y.model, y.s
 ON CONFLICT (tenant_id, usage_key, model) DO UPDATE SET
 ` + ledgerOwned + `,
-    cost_usd = CASE WHEN EXCLUDED.session_id <= u.session_id THEN coalesce(EXCLUDED.cost_usd, u.cost_usd)
-        ELSE coalesce(u.cost_usd, EXCLUDED.cost_usd) END`
+    cost_usd = CASE WHEN u.provisional OR EXCLUDED.session_id <= u.session_id THEN coalesce(EXCLUDED.cost_usd, u.cost_usd)
+        ELSE coalesce(u.cost_usd, EXCLUDED.cost_usd) END,
+    provisional = false`
 
 // ledgerSource is a batch's ledger rows with their usage_key and model
 // resolved (see upsertLedger), as y.
@@ -522,6 +523,19 @@ const ledgerSource = `
 // written the turn's own count. Each statement below is a separate one:
 // a statement does not see its own deletions.
 //
+// lockUsageKeys serializes the ledger writes of a turn. A worker writing a
+// turn's own rows and another writing a report of the same turn (a Claude
+// stream and its log applied by two workers) would each miss what the
+// other had not committed yet, and a report under another model would
+// stay beside the turn's own count. Their shared thread row orders such
+// transactions today; this does not depend on it. Taken in a statement of
+// its own, so that the statements after it see what the other committed;
+// in key order.
+const lockUsageKeys = `
+SELECT pg_advisory_xact_lock(k.h) FROM (
+    SELECT DISTINCT hashtextextended(y.t || '/' || y.usage_key::text, 0) AS h FROM (` + ledgerSource + `) y ORDER BY 1
+) k`
+
 // dropProvisional removes them when the turn's own rows are written
 // (queued with the same rows, before upsertLedger).
 const dropProvisional = `
@@ -564,7 +578,9 @@ var ledgerOwned = func() string {
 	var sets []string
 	for _, c := range []string{"turn_id", "session_id", "provider", "thread_id", "occurred_at", "input_tokens",
 		"cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"} {
-		sets = append(sets, fmt.Sprintf("    %[1]s = CASE WHEN EXCLUDED.session_id <= u.session_id THEN EXCLUDED.%[1]s ELSE u.%[1]s END", c))
+		// A turn's own count replaces a report of it (dropProvisional
+		// removes those first; this is the same rule where one remains).
+		sets = append(sets, fmt.Sprintf("    %[1]s = CASE WHEN u.provisional OR EXCLUDED.session_id <= u.session_id THEN EXCLUDED.%[1]s ELSE u.%[1]s END", c))
 	}
 	return strings.Join(sets, ",\n")
 }()
@@ -942,23 +958,26 @@ func (w *writes) queue(b *pgx.Batch) {
 	}
 	rs.queueTo(b, insertRates)
 
-	rs = newRowsOf(ledgerTypes...)
+	// Every turn the batch writes ledger rows of is locked first (see
+	// lockUsageKeys).
+	own, soFar, locks := newRowsOf(ledgerTypes...), newRowsOf(ledgerTypes...), newRowsOf(ledgerTypes...)
 	for _, k := range sortedKeys(w.ledger, func(a, b ledgerKey) int {
 		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.turn, b.turn), cmp.Compare(a.model, b.model), cmp.Compare(a.session, b.session))
 	}) {
-		rs.addLedger(w.ledger[k])
+		own.addLedger(w.ledger[k])
+		locks.addLedger(w.ledger[k])
 	}
-	rs.queueTo(b, dropProvisional)
-	rs.queueTo(b, upsertLedger)
-
-	rs = newRowsOf(ledgerTypes...)
 	for _, k := range sortedKeys(w.soFar, cmpShared) {
 		for i := range w.soFar[k] {
-			rs.addLedger(&w.soFar[k][i])
+			soFar.addLedger(&w.soFar[k][i])
+			locks.addLedger(&w.soFar[k][i])
 		}
 	}
-	rs.queueTo(b, replaceProvisional)
-	rs.queueTo(b, insertProvisional)
+	locks.queueTo(b, lockUsageKeys)
+	own.queueTo(b, dropProvisional)
+	own.queueTo(b, upsertLedger)
+	soFar.queueTo(b, replaceProvisional)
+	soFar.queueTo(b, insertProvisional)
 
 	rs = newRowsOf("text", "text", "text", "text", "text", "int8", "timestamptz", "timestamptz")
 	for _, k := range sortedKeys(w.unmapped, func(a, b unmappedKey) int {

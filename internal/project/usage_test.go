@@ -2,14 +2,19 @@ package project_test
 
 import (
 	"context"
+	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/project"
+	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
 // TestUsageOfTurnsNotEnded: a log cut off mid-turn (a crashed session, a
@@ -65,14 +70,17 @@ func TestUsageOfTurnsNotEnded(t *testing.T) {
 			require.NoError(t, alone.pool.QueryRow(ctx, sums+`usage_by_day`).Scan(&want))
 			require.Greater(t, want[0]+want[3], ledger[0]+ledger[3], "the whole turn used more than the cut log saw")
 			var dumps []string
-			for _, cfg := range []project.Config{{Workers: 1}, {Workers: 1, BatchSize: 1}} {
+			// Two workers, commits held open: the sessions' writes of the
+			// turn race.
+			slow := func(int) { time.Sleep(5 * time.Millisecond) }
+			for _, cfg := range []project.Config{{Workers: 1}, {Workers: 1, BatchSize: 1}, {Workers: 2, BatchSize: 1, BeforeCommit: slow}} {
 				for _, recs := range [][]recording{{cut, whole}, {whole, cut}} {
 					both := projectedBy(t, cfg, recs...)
 					var got []int64
 					require.NoError(t, both.pool.QueryRow(ctx, sums+`usage_by_day`).Scan(&got))
-					require.Equal(t, want, got, "batch size %d, %s first: the turn's own count, once", cfg.BatchSize, recs[0].name)
+					require.Equal(t, want, got, "%d workers, batch size %d, %s first: the turn's own count, once", cfg.Workers, cfg.BatchSize, recs[0].name)
 					require.NoError(t, both.pool.QueryRow(ctx, `SELECT count(*) FROM usage_ledger WHERE provisional`).Scan(&provisional))
-					require.Zero(t, provisional, "batch size %d, %s first", cfg.BatchSize, recs[0].name)
+					require.Zero(t, provisional, "%d workers, batch size %d, %s first", cfg.Workers, cfg.BatchSize, recs[0].name)
 					dumps = append(dumps, both.dump())
 				}
 			}
@@ -98,4 +106,56 @@ func mapCut(t *testing.T, name string, keep int) recording {
 	r, ok := mapRecording(t, "acme", path, "recordings/"+name)
 	require.True(t, ok)
 	return r
+}
+
+// TestReportAndCountOfOneTurnRace: two sessions describe one turn (a
+// Claude stream and its log), and the workers applying them write at the
+// same moment: one the turn's usage so far, under a model the other's
+// count does not name, the other the turn's own count. Neither sees what
+// the other has not committed; the ledger must still hold the turn's own
+// count alone, not the report beside it. (The thread row both update
+// orders the two transactions as well; with turn.completed kept off that
+// row, this failed without lockUsageKeys and passed with it.)
+func TestReportAndCountOfOneTurnRace(t *testing.T) {
+	t.Parallel()
+	const tenant, workers = "acme", 2
+	// Sessions applied by different workers (the projector's hash).
+	var spaces []canonical.IDSpace
+	var first uint32
+	for i := 0; len(spaces) < 2; i++ {
+		ids := canonical.IDSpace{Tenant: tenant, Provider: canonical.ProviderClaude, SessionKey: fmt.Sprintf("race-%d", i)}
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(tenant + "\x00" + ids.IngestSession()))
+		if w := h.Sum32() % workers; len(spaces) == 0 || w != first {
+			first = w
+			spaces = append(spaces, ids)
+		}
+	}
+	thread := spaces[0].Native(canonical.EntityThread, "th")
+	// One event each: one batch each, written at the same moment.
+	turn := func(ids canonical.IDSpace, p canonical.Payload) recording {
+		return recording{name: ids.SessionKey, events: []canonical.Event{{
+			EventID: ids.Event(1, 0), Tenant: tenant, Provider: canonical.ProviderClaude, SessionID: ids.IngestSession(),
+			CreatedAt: time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC), ThreadID: thread, TurnID: ids.Derived(canonical.EntityTurn, 1, 0),
+			ProviderRefs: canonical.ProviderRefs{ProviderTurnID: "msg_1"}, MappingVersion: "fixture/1", Payload: p,
+		}}}
+	}
+	soFar := canonical.TokenUsage{InputTokens: 10, OutputTokens: 1}
+	own := canonical.TokenUsage{InputTokens: 10, OutputTokens: 9}
+	report := turn(spaces[0], &canonical.ThreadTokenUsageUpdated{Usage: soFar, Turn: &soFar,
+		TurnModelUsage: map[string]canonical.ModelUsage{"model-as-reported": {TokenUsage: soFar}}})
+	count := turn(spaces[1], &canonical.TurnCompleted{State: canonical.TurnStateCompleted, Usage: &own,
+		ModelUsage: map[string]canonical.ModelUsage{"model-as-counted": {TokenUsage: own}}})
+
+	e := newEnv(t)
+	e.publish([]recording{report, count}, 1)
+	// Each batch holds its transaction open long enough for the other
+	// worker's to run beside it.
+	e.start(project.Config{Workers: workers, BatchSize: 1, BeforeCommit: func(int) { time.Sleep(300 * time.Millisecond) }})
+	e.waitApplied("")
+	rows, err := e.pool.Query(context.Background(), `SELECT model || ' ' || output_tokens || ' ' || provisional FROM usage_ledger ORDER BY 1`)
+	require.NoError(t, err)
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"model-as-counted 9 false"}, got)
 }
