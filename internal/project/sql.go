@@ -536,8 +536,8 @@ SELECT pg_advisory_xact_lock(k.h) FROM (
     SELECT DISTINCT hashtextextended(y.t || '/' || y.usage_key::text, 0) AS h FROM (` + ledgerSource + `) y ORDER BY 1
 ) k`
 
-// dropProvisional removes them when the turn's own rows are written
-// (queued with the same rows, before upsertLedger).
+// dropProvisional removes a turn's provisional rows when its own rows are
+// written (queued with the same rows, before upsertLedger).
 const dropProvisional = `
 DELETE FROM usage_ledger u USING (` + ledgerSource + `) y
 WHERE u.provisional AND u.tenant_id = y.t AND u.usage_key = y.usage_key`
