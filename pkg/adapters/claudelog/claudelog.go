@@ -72,6 +72,10 @@ type State struct {
 	// LocalCommands says the CLI's caveat before local commands came, and
 	// no prompt or assistant line since: a <command-name> line is one.
 	LocalCommands bool `json:"localCommands,omitempty"`
+	// Version and Model are the CLI version and the main conversation's
+	// model last reported as the session's configuration.
+	Version string `json:"version,omitempty"`
+	Model   string `json:"model,omitempty"`
 }
 
 // line is the union of the members of a session-log line the mapping reads.
@@ -103,6 +107,9 @@ type line struct {
 	MaxRetries        int             `json:"maxRetries"`
 	Snapshot          json.RawMessage `json:"snapshot"`
 	IsSnapshotUpdate  bool            `json:"isSnapshotUpdate"`
+	Version           string          `json:"version"`
+	Cwd               string          `json:"cwd"`
+	GitBranch         string          `json:"gitBranch"`
 }
 
 // time is the provider's time of the line, zero when it has none. A
@@ -231,6 +238,20 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	default:
 		adapter.Unmapped(em, env, kind)
 	}
+	if (l.Type == "user" || l.Type == "assistant") && l.Version != "" && l.Version != st.Version {
+		// The log states no configuration of its own; its lines name the
+		// CLI that wrote them (the session's version, for the drift radar).
+		// Last, so that the line's other events keep their ids.
+		st.Version = l.Version
+		cfg := map[string]json.RawMessage{"claude_code_version": jsonString(l.Version)}
+		if l.Cwd != "" {
+			cfg["cwd"] = jsonString(l.Cwd)
+		}
+		if l.GitBranch != "" {
+			cfg["gitBranch"] = jsonString(l.GitBranch)
+		}
+		em.Emit(env, &canonical.SessionConfigured{Config: cfg})
+	}
 	return st, em.Events(), nil
 }
 
@@ -343,6 +364,15 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 	// states it otherwise.
 	opts.ReportUsage = !side && !ends
 	t.Assistant(em, env, m, opts)
+	if !side && m.Model != "" && !strings.HasPrefix(m.Model, "<") && m.Model != st.Model {
+		// The main conversation's model, as a stream's init states it:
+		// the session's, and the open turn's when nothing named it.
+		st.Model = m.Model
+		e := env
+		e.TurnID = t.Turn
+		// Last, so that the line's other events keep their ids.
+		defer em.Emit(e, &canonical.SessionConfigured{Config: map[string]json.RawMessage{"model": jsonString(m.Model)}})
+	}
 	if !ends {
 		return
 	}
@@ -438,6 +468,11 @@ func nullable(r json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return r
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s) //nolint:errchkjson // a string always encodes
+	return b
 }
 
 func joinLines(s []string) string { return strings.Join(s, "\n") }

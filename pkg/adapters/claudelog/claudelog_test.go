@@ -1,6 +1,7 @@
 package claudelog_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,6 +109,41 @@ func TestMap(t *testing.T) {
 				require.NotNil(t, done)
 				require.Equal(t, canonical.TokenUsage{InputTokens: 20, CachedInputTokens: 10, OutputTokens: 10}, *done.Usage)
 				require.Equal(t, int64(20), done.ModelUsage["m"].InputTokens)
+			},
+		},
+		{
+			name: "the CLI version and the main conversation's model are the session's configuration, reported when they change",
+			given: []string{
+				`{"type":"user","message":{"role":"user","content":"go"},"uuid":"u1","sessionId":"s1","version":"2.0.27","cwd":"/w","gitBranch":"main"}`,
+				`{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","stop_reason":null,"content":[{"type":"text","text":"a"}]},"uuid":"a1","sessionId":"s1","version":"2.0.27"}`,
+				`{"type":"assistant","isSidechain":true,"message":{"id":"m2","model":"claude-haiku-4-5","role":"assistant","stop_reason":null,"content":[{"type":"text","text":"b"}]},"uuid":"a2","sessionId":"s1","version":"2.0.27"}`,
+				`{"type":"assistant","message":{"id":"m3","model":"<synthetic>","role":"assistant","stop_reason":null,"content":[{"type":"text","text":"c"}]},"uuid":"a3","sessionId":"s1","version":"2.0.28"}`,
+				`{"type":"assistant","message":{"id":"m4","model":"claude-opus-4-6","role":"assistant","stop_reason":"end_turn","content":[{"type":"text","text":"d"}]},"uuid":"a4","sessionId":"s1","version":"2.0.28"}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var turn string
+				var configs []string
+				for _, e := range evs {
+					if e.Type() == canonical.KindTurnStarted {
+						turn = e.TurnID
+					}
+					if p, ok := e.Payload.(*canonical.SessionConfigured); ok {
+						b, err := json.Marshal(p.Config)
+						require.NoError(t, err)
+						configs = append(configs, string(b))
+						if _, ok := p.Config["model"]; ok {
+							require.Equal(t, turn, e.TurnID, "in the open turn")
+						}
+					}
+				}
+				require.Equal(t, []string{
+					`{"claude_code_version":"2.0.27","cwd":"/w","gitBranch":"main"}`,
+					`{"model":"claude-sonnet-4-5"}`,
+					// Neither the sub-agent's model nor a synthetic message's.
+					`{"claude_code_version":"2.0.28"}`,
+					`{"model":"claude-opus-4-6"}`,
+				}, configs)
 			},
 		},
 		{
