@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -216,14 +217,30 @@ func parseMetrics(page string) map[string]float64 {
 	return out
 }
 
-// freeAddr is a 127.0.0.1 address nothing listens on (now).
+// handedOut are the addresses freeAddr gave this test process.
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
+
+// freeAddr is a 127.0.0.1 address nothing listens on (now), and one no
+// other test of this process was given: the port is free again once its
+// probe closes, so the kernel may pick it for the next probe, and two
+// parallel tests would then race to bind it.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return addr
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		require.NoError(t, l.Close())
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr
+		}
+	}
 }
 
 // TestUpRebuildRefused: `up --rebuild` on a RUNTIME that lost its first
