@@ -341,9 +341,9 @@ type AssistantOptions struct {
 	// FinalUsage says the message's usage is final (session logs write the
 	// finished message); stream frames carry message_start's usage only.
 	FinalUsage bool
-	// ReportUsage reports the turn's usage so far (ReportUsage) when the
-	// message changes it: not for a message that ends the turn, whose
-	// turn.completed states it.
+	// ReportUsage reports the turn's usage so far (Transcript.ReportUsage)
+	// when the message changes it: not for a message that ends the turn,
+	// whose turn.completed states it.
 	ReportUsage bool
 }
 
