@@ -32,3 +32,6 @@ func TakeOver(ctx context.Context, p *Projector, conn *pgx.Conn) error {
 	_, _, err := p.takeOver(ctx, conn)
 	return err
 }
+
+// WorkerOf is the worker of n that applies a session's events.
+func WorkerOf(tenant, session string, n int) int { return workerOf(tenant, session, n) }

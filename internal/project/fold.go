@@ -673,11 +673,7 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 	if id := e.ProviderRefs.ProviderTurnID; id != "" {
 		t.providerTurn = &id
 	}
-	if t.model == nil && len(p.ModelUsage) == 1 {
-		for m := range p.ModelUsage {
-			t.model = new(m)
-		}
-	}
+	t.soleModel(p.ModelUsage)
 	if p.Usage != nil || len(p.ModelUsage) > 0 {
 		// The turn's own count replaces what was reported on the way.
 		delete(w.soFar, key3{e.Tenant, e.SessionID, e.TurnID})
@@ -719,10 +715,18 @@ func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsag
 	if len(rows) == 0 {
 		rows = append(rows, newLedgerRow(e, "", *p.Turn))
 	}
-	if t.model == nil && len(p.TurnModelUsage) == 1 {
-		t.model = new(rows[0].model)
-	}
+	t.soleModel(p.TurnModelUsage)
 	w.soFar[key3{e.Tenant, e.SessionID, e.TurnID}] = rows
+}
+
+// soleModel names the turn's model after its usage when one model used
+// it all and nothing named one.
+func (t *turnPatch) soleModel(usage map[string]canonical.ModelUsage) {
+	if t.model == nil && len(usage) == 1 {
+		for m := range usage {
+			t.model = new(m)
+		}
+	}
 }
 
 func newLedgerRow(e *canonical.Event, model string, u canonical.TokenUsage) ledgerRow {

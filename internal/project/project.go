@@ -436,11 +436,7 @@ func (p *Projector) dispatch(run context.Context, cons jetstream.Consumer, worke
 			}
 		}
 		h := m.Headers()
-		f := fnv.New32a()
-		_, _ = f.Write([]byte(h.Get("ce-tenant")))
-		_, _ = f.Write([]byte{0})
-		_, _ = f.Write([]byte(h.Get("ce-sessionid")))
-		w := workers[int(f.Sum32()%uint32(len(workers)))] //nolint:gosec // len(workers) is small
+		w := workers[workerOf(h.Get("ce-tenant"), h.Get("ce-sessionid"), len(workers))]
 		select {
 		case w.in <- delivery{msg: m, md: md, err: mdErr, pos: a.Track(m)}:
 		case <-run.Done():
@@ -485,4 +481,14 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+}
+
+// workerOf is the worker of n that applies a session's events: always the
+// same one, so that a session's events are applied in order.
+func workerOf(tenant, session string, n int) int {
+	f := fnv.New32a()
+	_, _ = f.Write([]byte(tenant))
+	_, _ = f.Write([]byte{0})
+	_, _ = f.Write([]byte(session))
+	return int(f.Sum32() % uint32(n)) //nolint:gosec // n is a small worker count
 }

@@ -533,13 +533,25 @@ const ledgerSource = `
 // in key order.
 const lockUsageKeys = `
 SELECT pg_advisory_xact_lock(k.h) FROM (
-    SELECT DISTINCT hashtextextended(y.t || '/' || y.usage_key::text, 0) AS h FROM (` + ledgerSource + `) y ORDER BY 1
+    SELECT DISTINCT hashtextextended(y.t || '/' || y.usage_key::text, 0) AS h FROM (` + ledgerKeys + `) y ORDER BY 1
 ) k`
+
+// ledgerKeys is the turns of a batch's ledger rows, as y: their tenant,
+// usage_key and session, all that locking and deleting by turn need (no
+// model is resolved for them).
+const ledgerKeys = `
+    SELECT x.t, turn_key(x.t, x.th::uuid, x.pt, x.turn::uuid) AS usage_key, x.s::uuid AS s
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS x(t, turn, th, pt, s)`
+
+// keyTypes are the parameter types of ledgerKeys.
+var keyTypes = []string{"text", "text", "text", "text", "text"}
+
+func (r *rows) addKey(l *ledgerRow) { r.add(l.tenant, l.turn, l.thread, l.providerTurn, l.session) }
 
 // dropProvisional removes a turn's provisional rows when its own rows are
 // written (queued with the same rows, before upsertLedger).
 const dropProvisional = `
-DELETE FROM usage_ledger u USING (` + ledgerSource + `) y
+DELETE FROM usage_ledger u USING (` + ledgerKeys + `) y
 WHERE u.provisional AND u.tenant_id = y.t AND u.usage_key = y.usage_key`
 
 // replaceProvisional removes the provisional rows of the batch's turns that
@@ -548,7 +560,7 @@ WHERE u.provisional AND u.tenant_id = y.t AND u.usage_key = y.usage_key`
 // Rows whose model is resolved here are all replaced, so a turn whose
 // model became known between reports is not counted under two models.
 const replaceProvisional = `
-DELETE FROM usage_ledger u USING (` + ledgerSource + `) y
+DELETE FROM usage_ledger u USING (` + ledgerKeys + `) y
 WHERE u.provisional AND u.tenant_id = y.t AND u.usage_key = y.usage_key AND u.session_id >= y.s`
 
 const insertProvisional = `
@@ -960,23 +972,28 @@ func (w *writes) queue(b *pgx.Batch) {
 
 	// Every turn the batch writes ledger rows of is locked first (see
 	// lockUsageKeys).
-	own, soFar, locks := newRowsOf(ledgerTypes...), newRowsOf(ledgerTypes...), newRowsOf(ledgerTypes...)
+	own, ownKeys := newRowsOf(ledgerTypes...), newRowsOf(keyTypes...)
+	soFar, soFarKeys := newRowsOf(ledgerTypes...), newRowsOf(keyTypes...)
+	locks := newRowsOf(keyTypes...)
 	for _, k := range sortedKeys(w.ledger, func(a, b ledgerKey) int {
 		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.turn, b.turn), cmp.Compare(a.model, b.model), cmp.Compare(a.session, b.session))
 	}) {
 		own.addLedger(w.ledger[k])
-		locks.addLedger(w.ledger[k])
+		ownKeys.addKey(w.ledger[k])
+		locks.addKey(w.ledger[k])
 	}
 	for _, k := range sortedKeys(w.soFar, cmpShared) {
+		// A report's rows share their turn: one key each.
+		soFarKeys.addKey(&w.soFar[k][0])
+		locks.addKey(&w.soFar[k][0])
 		for i := range w.soFar[k] {
 			soFar.addLedger(&w.soFar[k][i])
-			locks.addLedger(&w.soFar[k][i])
 		}
 	}
 	locks.queueTo(b, lockUsageKeys)
-	own.queueTo(b, dropProvisional)
+	ownKeys.queueTo(b, dropProvisional)
 	own.queueTo(b, upsertLedger)
-	soFar.queueTo(b, replaceProvisional)
+	soFarKeys.queueTo(b, replaceProvisional)
 	soFar.queueTo(b, insertProvisional)
 
 	rs = newRowsOf("text", "text", "text", "text", "text", "int8", "timestamptz", "timestamptz")

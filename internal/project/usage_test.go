@@ -3,7 +3,6 @@ package project_test
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,13 +120,9 @@ func TestReportAndCountOfOneTurnRace(t *testing.T) {
 	const tenant, workers = "acme", 2
 	// Sessions applied by different workers (the projector's hash).
 	var spaces []canonical.IDSpace
-	var first uint32
 	for i := 0; len(spaces) < 2; i++ {
 		ids := canonical.IDSpace{Tenant: tenant, Provider: canonical.ProviderClaude, SessionKey: fmt.Sprintf("race-%d", i)}
-		h := fnv.New32a()
-		_, _ = h.Write([]byte(tenant + "\x00" + ids.IngestSession()))
-		if w := h.Sum32() % workers; len(spaces) == 0 || w != first {
-			first = w
+		if len(spaces) == 0 || project.WorkerOf(tenant, ids.IngestSession(), workers) != project.WorkerOf(tenant, spaces[0].IngestSession(), workers) {
 			spaces = append(spaces, ids)
 		}
 	}

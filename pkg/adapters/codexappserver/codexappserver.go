@@ -637,10 +637,7 @@ func (mp *mapper) turnCompleted() {
 		mp.openTurn(mp.env, nil)
 		i = mp.turnOpen(key)
 	}
-	if ot := mp.st.Turns[i]; ot.SawUsage {
-		u := mp.st.Usage[mp.thread].Sub(ot.StartUsage)
-		done.Usage = &u
-	}
+	done.Usage = mp.turnSoFar(i)
 	status := canonical.ItemStatusCompleted
 	if done.State != canonical.TurnStateCompleted {
 		status = canonical.ItemStatusFailed
@@ -692,13 +689,23 @@ func (mp *mapper) tokenUsage() {
 	if i := mp.turnOpen(turnKey(mp.thread, mp.turn)); i >= 0 {
 		mp.st.Turns[i].SawUsage = true
 		if mp.env.TurnID != "" {
-			// The turn's usage so far: a tap cut off mid-turn never
-			// states it otherwise. turn/completed's replaces it.
-			u := total.Sub(mp.st.Turns[i].StartUsage)
-			out.Turn = &u
+			// A tap cut off mid-turn never states it otherwise.
+			out.Turn = mp.turnSoFar(i)
 		}
 	}
 	mp.em.Emit(mp.env, out)
+}
+
+// turnSoFar is the usage of open turn i so far (the thread total's growth
+// since it started), nil when no usage came during it: reported with each
+// total, and the turn's own when it ends.
+func (mp *mapper) turnSoFar(i int) *canonical.TokenUsage {
+	ot := mp.st.Turns[i]
+	if !ot.SawUsage {
+		return nil
+	}
+	u := mp.st.Usage[mp.thread].Sub(ot.StartUsage)
+	return &u
 }
 
 // keyUserMessage keys a user message by its text, as the rollout keys it

@@ -387,10 +387,7 @@ func (mp *mapper) endTurn(p *canonical.TurnCompleted) {
 		status = canonical.ItemStatusFailed
 	}
 	mp.closeAll(status)
-	if mp.st.TurnUsage {
-		u := mp.st.Total.Sub(mp.st.TurnStart)
-		p.Usage = &u
-	}
+	p.Usage = mp.turnSoFar()
 	mp.em.Emit(mp.env, p)
 	mp.st.Turn, mp.st.TurnID, mp.st.TurnUsage = "", "", false
 	mp.setEnv()
@@ -484,8 +481,9 @@ func (mp *mapper) usageRecord(raw json.RawMessage) {
 }
 
 // turnSoFar is the open turn's usage so far (the thread total's growth
-// since it started), reported with the total: a rollout cut off mid-turn
-// never states it otherwise. task_complete's replaces it.
+// since it started), nil when no usage came during it: reported with
+// each total, as a rollout cut off mid-turn never states it otherwise,
+// and the turn's own when it ends.
 func (mp *mapper) turnSoFar() *canonical.TokenUsage {
 	if mp.st.TurnID == "" || !mp.st.TurnUsage {
 		return nil
