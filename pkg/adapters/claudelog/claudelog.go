@@ -73,7 +73,9 @@ type State struct {
 	// no prompt or assistant line since: a <command-name> line is one.
 	LocalCommands bool `json:"localCommands,omitempty"`
 	// Version and Model are the CLI version and the main conversation's
-	// model last reported as the session's configuration.
+	// model last reported as the session's configuration. Not T.Model:
+	// that one opens each turn, and a log names a turn's model only after
+	// the turn opened, so after /model it would stamp the old one on it.
 	Version string `json:"version,omitempty"`
 	Model   string `json:"model,omitempty"`
 }
