@@ -117,6 +117,7 @@ type hookPatch struct {
 	provider               string
 	turn                   *string
 	name, event, outcome   *string
+	command                *string
 	output, stdout, stderr *string
 	exitCode               *int
 	startedAt, completedAt *time.Time
@@ -597,7 +598,7 @@ func (w *writes) fold(e *canonical.Event) {
 		}
 	case *canonical.HookStarted:
 		h := w.hook(e, p.HookID)
-		h.name, h.event = str(p.HookName), str(p.HookEvent)
+		h.name, h.event, h.command = str(p.HookName), str(p.HookEvent), orKeep(h.command, p.Command)
 		if h.startedAt == nil {
 			h.startedAt = new(at)
 		}

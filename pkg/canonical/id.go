@@ -24,6 +24,8 @@ const (
 	EntityTurn    Entity = "turn"
 	EntityItem    Entity = "item"
 	EntityRequest Entity = "request"
+	// EntityHook names hook runs the provider gives no id of their own.
+	EntityHook Entity = "hook"
 )
 
 // IDSpace derives canonical ids for the events of one ingest session. All

@@ -44,6 +44,10 @@ type HookStarted struct {
 	HookName string `json:"hookName"`
 	// HookEvent is the event that fired it (PreToolUse, Stop, ...).
 	HookEvent string `json:"hookEvent"`
+	// Command is what a command hook runs, when the provider says: one
+	// event and matcher (one HookName) can run several commands, each a
+	// run of its own.
+	Command string `json:"command,omitempty"`
 }
 
 // HookProgress is the payload of hook.progress.

@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/9"
+const MappingVersion = "claude-log/10"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
@@ -78,6 +78,11 @@ type State struct {
 	// the turn opened, so after /model it would stamp the old one on it.
 	Version string `json:"version,omitempty"`
 	Model   string `json:"model,omitempty"`
+	// HookTool and HookEvent are the tool use id and event of the last
+	// hook run: a stop_hook_summary names its hooks' commands, not their
+	// event (Stop, SubagentStop), and follows their runs.
+	HookTool  string `json:"hookTool,omitempty"`
+	HookEvent string `json:"hookEvent,omitempty"`
 }
 
 // line is the union of the members of a session-log line the mapping reads.
@@ -112,6 +117,7 @@ type line struct {
 	Version           string          `json:"version"`
 	Cwd               string          `json:"cwd"`
 	GitBranch         string          `json:"gitBranch"`
+	HookInfos         json.RawMessage `json:"hookInfos"`
 }
 
 // time is the provider's time of the line, zero when it has none. A
@@ -231,7 +237,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	case "system":
 		mapSystem(em, &st, env, l, f.Bytes)
 	case "progress":
-		mapProgress(em, t, env, l, kind)
+		mapProgress(em, &st, env, l, kind)
 	case "file-history-snapshot", "queue-operation", "last-prompt", "attachment", "agent-name", "tag", "pr-link", "worktree-state":
 		// Bookkeeping the CLI keeps beside the conversation (rewind
 		// snapshots, the input queue, the resume pointer, context
@@ -420,12 +426,7 @@ func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, l line, raw 
 		env.TurnID = st.ClosedTurn
 		em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{"turnDuration": json.RawMessage(raw)}})
 	case "stop_hook_summary":
-		out := canonical.HookOutcomeSuccess
-		if len(l.HookErrors) > 0 {
-			out = canonical.HookOutcomeError
-		}
-		id := firstNonEmpty(l.ToolUseID, em.IDs().Derived(canonical.EntityEvent, em.Frame().Ordinal, 99))
-		em.Emit(env, &canonical.HookCompleted{HookID: id, Outcome: out, Output: joinLines(l.HookErrors)})
+		mapStopHooks(em, st, env, l)
 	case "api_error":
 		em.Warn(env, fmt.Sprintf("API request failed, retrying: attempt %d of %d", l.RetryAttempt, l.MaxRetries), json.RawMessage(raw))
 	case "local_command":
@@ -441,7 +442,7 @@ func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, l line, raw 
 	}
 }
 
-func mapProgress(em *adapter.Emitter, t *claudestream.Transcript, env canonical.Event, l line, kind string) {
+func mapProgress(em *adapter.Emitter, st *State, env canonical.Event, l line, kind string) {
 	var d struct {
 		Type      string   `json:"type"`
 		HookEvent string   `json:"hookEvent"`
@@ -453,8 +454,16 @@ func mapProgress(em *adapter.Emitter, t *claudestream.Transcript, env canonical.
 	}
 	_ = jsonscan.Unmarshal(l.Data, &d) // every member is optional
 	if d.Type == "hook_progress" {
-		id := firstNonEmpty(l.ToolUseID, l.UUID, em.IDs().Derived(canonical.EntityEvent, em.Frame().Ordinal, 99))
-		em.Emit(env, &canonical.HookProgress{HookID: id, Output: firstNonEmpty(d.Command, d.HookName+" "+d.HookEvent)})
+		// The line the CLI writes as it runs a hook: one per command, all
+		// of an event's commands (and a tool's PreToolUse and PostToolUse
+		// hooks) under one toolUseID, so the run's id is derived from all
+		// three. Only Stop hooks are reported as ended (stop_hook_summary).
+		id := firstNonEmpty(l.UUID, em.IDs().Derived(canonical.EntityEvent, em.Frame().Ordinal, 99))
+		if l.ToolUseID != "" {
+			id = hookRun(em, l.ToolUseID, d.HookEvent, d.Command)
+		}
+		st.HookTool, st.HookEvent = l.ToolUseID, d.HookEvent
+		em.Emit(env, &canonical.HookStarted{HookID: id, HookName: firstNonEmpty(d.HookName, d.HookEvent, "hook"), HookEvent: firstNonEmpty(d.HookEvent, "unknown"), Command: d.Command})
 		return
 	}
 	tool := firstNonEmpty(l.ParentToolUseID, l.ToolUseID)
@@ -463,6 +472,59 @@ func mapProgress(em *adapter.Emitter, t *claudestream.Transcript, env canonical.
 		p.ElapsedSeconds = d.Elapsed
 	}
 	em.Emit(env, p)
+}
+
+// hookRun is the id of the run of command for event under a tool use id.
+func hookRun(em *adapter.Emitter, toolUseID, event, command string) string {
+	return em.IDs().Native(canonical.EntityHook, toolUseID, event, command)
+}
+
+// mapStopHooks ends each hook run a stop_hook_summary lists. Its errors
+// are strings: one that names a hook's command is that hook's; one that
+// names none is charged to every hook without one of its own, as the log
+// does not say which failed (with one hook, that one).
+func mapStopHooks(em *adapter.Emitter, st *State, env canonical.Event, l line) {
+	var infos []struct {
+		Command string `json:"command"`
+	}
+	_ = jsonscan.Unmarshal(l.HookInfos, &infos) // absent or unreadable: the summary's outcome alone
+	if len(infos) == 0 || l.ToolUseID == "" {
+		out := canonical.HookOutcomeSuccess
+		if len(l.HookErrors) > 0 {
+			out = canonical.HookOutcomeError
+		}
+		id := firstNonEmpty(l.ToolUseID, em.IDs().Derived(canonical.EntityEvent, em.Frame().Ordinal, 99))
+		em.Emit(env, &canonical.HookCompleted{HookID: id, Outcome: out, Output: joinLines(l.HookErrors)})
+		return
+	}
+	event := "Stop"
+	if st.HookTool == l.ToolUseID && st.HookEvent != "" {
+		event = st.HookEvent
+	}
+	named := make([][]string, len(infos))
+	var unnamed []string
+	for _, e := range l.HookErrors {
+		found := false
+		for i, h := range infos {
+			if h.Command != "" && strings.Contains(e, h.Command) {
+				named[i], found = append(named[i], e), true
+			}
+		}
+		if !found {
+			unnamed = append(unnamed, e)
+		}
+	}
+	for i, h := range infos {
+		errs := named[i]
+		if len(errs) == 0 {
+			errs = unnamed
+		}
+		p := &canonical.HookCompleted{HookID: hookRun(em, l.ToolUseID, event, h.Command), Outcome: canonical.HookOutcomeSuccess}
+		if len(errs) > 0 {
+			p.Outcome, p.Output = canonical.HookOutcomeError, joinLines(errs)
+		}
+		em.Emit(env, p)
+	}
 }
 
 func nullable(r json.RawMessage) json.RawMessage {

@@ -84,6 +84,9 @@ func TestMap(t *testing.T) {
 	asst := func(msg, block, stop string, out int) string {
 		return `{"type":"assistant","isSidechain":false,"message":{"id":"` + msg + `","model":"m","role":"assistant","stop_reason":` + stop + `,"content":[` + block + `],"usage":{"input_tokens":10,"cache_read_input_tokens":5,"output_tokens":` + strconv.Itoa(out) + `}},"uuid":"a` + msg + `","sessionId":"s1"}`
 	}
+	hook := func(toolUseID, event, command string) string {
+		return `{"type":"progress","data":{"type":"hook_progress","hookEvent":"` + event + `","hookName":"` + event + `:Bash","command":"` + command + `"},"toolUseID":"` + toolUseID + `","parentToolUseID":"` + toolUseID + `","uuid":"h-` + toolUseID + event + command + `","sessionId":"s1"}`
+	}
 	tests := []struct {
 		name  string
 		given []string
@@ -109,6 +112,77 @@ func TestMap(t *testing.T) {
 				require.NotNil(t, done)
 				require.Equal(t, canonical.TokenUsage{InputTokens: 20, CachedInputTokens: 10, OutputTokens: 10}, *done.Usage)
 				require.Equal(t, int64(20), done.ModelUsage["m"].InputTokens)
+			},
+		},
+		{
+			name: "each hook_progress line is a hook run of its own, and a stop_hook_summary ends its runs",
+			given: []string{
+				user("u1", "go"),
+				hook("toolu_1", "PreToolUse", "log.sh"),
+				hook("toolu_1", "PreToolUse", "guard.sh"),
+				hook("toolu_1", "PostToolUse", "log.sh"),
+				hook("stop_1", "SubagentStop", "log.sh"),
+				hook("stop_1", "SubagentStop", "check.sh"),
+				hook("stop_1", "SubagentStop", "lint.sh"),
+				`{"type":"system","subtype":"stop_hook_summary","hookCount":3,"hookInfos":[{"command":"log.sh"},{"command":"check.sh"},{"command":"lint.sh"}],` +
+					`"hookErrors":["Failed with non-blocking status code: check.sh: not found","Failed with non-blocking status code 1"],"toolUseID":"stop_1","uuid":"s","sessionId":"s1"}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				type run struct{ event, command, outcome, output string }
+				runs := map[string]*run{}
+				var order []string
+				for _, e := range evs {
+					switch p := e.Payload.(type) { //nolint:gochecksumtype // only hooks matter here
+					case *canonical.HookStarted:
+						require.NotContains(t, runs, p.HookID, "one id per run")
+						require.Equal(t, p.HookEvent+":Bash", p.HookName)
+						runs[p.HookID] = &run{event: p.HookEvent, command: p.Command}
+						order = append(order, p.HookID)
+					case *canonical.HookCompleted:
+						require.Contains(t, runs, p.HookID, "a run that started")
+						runs[p.HookID].outcome, runs[p.HookID].output = string(p.Outcome), p.Output
+					case *canonical.HookProgress:
+						t.Fatalf("hook_progress reports no output: %+v", p)
+					}
+				}
+				got := make([]run, len(order))
+				for i, id := range order {
+					got[i] = *runs[id]
+				}
+				require.Equal(t, []run{
+					{event: "PreToolUse", command: "log.sh"},
+					{event: "PreToolUse", command: "guard.sh"},
+					{event: "PostToolUse", command: "log.sh"},
+					// The error that names no command is each unnamed hook's.
+					{event: "SubagentStop", command: "log.sh", outcome: "error", output: "Failed with non-blocking status code 1"},
+					{event: "SubagentStop", command: "check.sh", outcome: "error", output: "Failed with non-blocking status code: check.sh: not found"},
+					{event: "SubagentStop", command: "lint.sh", outcome: "error", output: "Failed with non-blocking status code 1"},
+				}, got)
+			},
+		},
+		{
+			name: "a stop_hook_summary without errors ends each of its runs as a success",
+			given: []string{
+				user("u1", "go"),
+				hook("stop_1", "Stop", "a.sh"),
+				hook("stop_1", "Stop", "b.sh"),
+				`{"type":"system","subtype":"stop_hook_summary","hookInfos":[{"command":"a.sh"},{"command":"b.sh"}],"hookErrors":[],"toolUseID":"stop_1","uuid":"s","sessionId":"s1"}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				started := map[string]bool{}
+				var done []canonical.HookOutcome
+				for _, e := range evs {
+					switch p := e.Payload.(type) { //nolint:gochecksumtype // only hooks matter here
+					case *canonical.HookStarted:
+						started[p.HookID] = true
+					case *canonical.HookCompleted:
+						require.True(t, started[p.HookID], p.HookID)
+						done = append(done, p.Outcome)
+					}
+				}
+				require.Equal(t, []canonical.HookOutcome{canonical.HookOutcomeSuccess, canonical.HookOutcomeSuccess}, done)
 			},
 		},
 		{

@@ -17,7 +17,7 @@ var metadata = k(canonical.KindThreadMetadataUpdated)
 // conversation's model (when it changes).
 var configured = k(canonical.KindSessionConfigured)
 
-const configuredNote = " A line whose version (the CLI's) differs from the last reported is preceded by session.configured{claude_code_version, cwd, gitBranch}."
+const configuredNote = " A line whose version (the CLI's) differs from the last reported is followed by session.configured{claude_code_version, cwd, gitBranch}, the last of its events."
 
 const metadataNote = "bookkeeping beside the conversation: thread.metadata.updated with the record under its type (raw keeps it)"
 
@@ -36,11 +36,11 @@ var rules = adapter.Rules{
 	{Kind: "worktree-state", Emits: metadata, Note: metadataNote},
 	{Kind: "system:compact_boundary", Emits: k(canonical.KindThreadStateChanged), Note: "thread.state.changed{compacted} with compactMetadata"},
 	{Kind: "system:turn_duration", Emits: append(append([]canonical.Kind{}, closing...), canonical.KindThreadMetadataUpdated), Note: "ends the open turn with durationMs; after a turn already ended, thread.metadata.updated{turnDuration}"},
-	{Kind: "system:stop_hook_summary", Emits: k(canonical.KindHookCompleted), Note: "hook.completed: error when hookErrors, else success"},
+	{Kind: "system:stop_hook_summary", Emits: k(canonical.KindHookCompleted), Note: "hook.completed for each of hookInfos (the run hook_progress started): error with the hookErrors that name its command, or with those that name none, else success"},
 	{Kind: "system:api_error", Emits: k(canonical.KindRuntimeWarning), Note: "runtime.warning: the API call failed and is retried (retryAttempt of maxRetries)"},
 	{Kind: "system:local_command", Emits: k(canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted), Note: "a completed command_execution item (local slash command) with its content as command_output"},
 	{Kind: "system:informational", Emits: k(canonical.KindSessionStateChanged, canonical.KindRuntimeWarning), Note: "level warning/error → runtime.warning, else session.state.changed"},
-	{Kind: "progress:hook_progress", Emits: k(canonical.KindHookProgress), Note: "hook.progress (hook id: toolUseID, else the record's uuid)"},
+	{Kind: "progress:hook_progress", Emits: k(canonical.KindHookStarted), Note: "hook.started: one run per line (hookName, hookEvent, command); id derived from toolUseID, hookEvent and command, as one toolUseID covers all of an event's commands and a tool's PreToolUse and PostToolUse hooks"},
 	{Kind: "progress:bash_progress", Emits: k(canonical.KindToolProgress), Note: "tool.progress of the Bash call, elapsedTimeSeconds"},
 	{Kind: "progress:agent_progress", Emits: k(canonical.KindToolProgress), Note: "tool.progress of the Task call (parentToolUseID); the sub-agent's messages are in its own transcript"},
 	{Kind: "progress:waiting_for_task", Emits: k(canonical.KindToolProgress), Note: "tool.progress"},
