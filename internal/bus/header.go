@@ -9,6 +9,9 @@ const (
 	HeaderSessionKey = "Agentwire-Session-Key"
 	HeaderOrdinal    = "Agentwire-Ordinal"
 	HeaderReceivedAt = "Agentwire-Received-At"
+	// HeaderBacklog is "true" on a frame read from a log after it was
+	// written: its receive time is not when it was written.
+	HeaderBacklog = "Agentwire-Backlog"
 	// HeaderObject names the RAW_OBJECTS object holding a frame too large
 	// for a message; the body is then empty.
 	HeaderObject = "Agentwire-Object"

@@ -256,15 +256,21 @@ func defaultInputs(log *slog.Logger, dialect string, override bool) ([]ingest.In
 }
 
 func newIngestStdinCommand(f *ingestFlags) *cobra.Command {
-	return &cobra.Command{
+	var backlog bool
+	cmd := &cobra.Command{
 		Use:   "stdin",
 		Short: "Ingest standard input as one session",
 		Long: `Ingest the lines of standard input as one session, keyed "stdin:<start time>" unless
 --session names it; a named session is continued, its frames numbered after those RAW
 already holds for it. Without --dialect (or with auto) the dialect is sniffed from the first
-frame.`,
-		Example: `  codex exec --json "fix the test" | agentwire ingest stdin --dialect codex-exec`,
-		Args:    cobra.NoArgs,
+frame.
+
+A frame that states no time of its own is timed when it is read. That is its time when an
+agent writes it into the pipe; for a log written earlier (redirected from a file, or piped
+with --backlog) it is not, and its events say so (createdAtIngested).`,
+		Example: `  codex exec --json "fix the test" | agentwire ingest stdin --dialect codex-exec
+  cat yesterday.jsonl | agentwire ingest stdin --dialect codex-exec --backlog`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			log := ingestLogger(cmd.ErrOrStderr())
@@ -289,7 +295,8 @@ frame.`,
 					return fmt.Errorf("ingest stdin: where session %s ends in RAW: %w", key, err)
 				}
 			}
-			dialect, frames, size, err := env.in.Stream(ctx, cmd.InOrStdin(), ingest.Session{Key: key, Dialect: f.dialect})
+			in := cmd.InOrStdin()
+			dialect, frames, size, err := env.in.Stream(ctx, in, ingest.Session{Key: key, Dialect: f.dialect, Backlog: backlog || regularFile(in)})
 			if errors.Is(err, ingest.ErrUnknownDialect) {
 				return Usagef("ingest stdin: %v", err)
 			}
@@ -301,6 +308,19 @@ frame.`,
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&backlog, "backlog", false, "the input is a log written earlier, not an agent writing now (implied when standard input is a file)")
+	return cmd
+}
+
+// regularFile says whether r is a file on disk (standard input redirected
+// from one), which was written before it is read.
+func regularFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode().IsRegular()
 }
 
 func orNone(s string) string {

@@ -19,6 +19,11 @@ import (
 
 func runIngest(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return runIngestFrom(t, strings.NewReader(stdin), args...)
+}
+
+func runIngestFrom(t *testing.T, stdin io.Reader, args ...string) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	code := Exec(context.Background(), "ingest", func(ctx context.Context, a []string, o, e io.Writer) error {
 		cmd := newIngestCommand() //nolint:contextcheck // as in Ingest
@@ -26,7 +31,7 @@ func runIngest(t *testing.T, stdin string, args ...string) result {
 		cmd.SetArgs(a)
 		cmd.SetOut(o)
 		cmd.SetErr(e)
-		cmd.SetIn(strings.NewReader(stdin))
+		cmd.SetIn(stdin)
 		return cmd.ExecuteContext(ctx)
 	}, args, &out, &errOut)
 	return result{code, out.String(), errOut.String()}
@@ -89,6 +94,40 @@ func TestIngestStdinCommand(t *testing.T) {
 	r = runIngest(t, "hello\n", "stdin", "--nats-url", url)
 	require.Equal(t, ExitUsage, r.code, r.stderr)
 	require.Contains(t, r.stderr, "cannot be told from the first frame; pass --dialect")
+}
+
+// TestIngestStdinBacklog: standard input redirected from a file, or
+// piped with --backlog, is a log written earlier: its frames say so, so
+// that their receive times are not taken for their times.
+func TestIngestStdinBacklog(t *testing.T) {
+	t.Parallel()
+	url := natstest.Server(t).ClientURL()
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte("{\"type\":\"turn.started\"}\n"), 0o600))
+	file, err := os.Open(path)
+	require.NoError(t, err)
+	defer func() { _ = file.Close() }()
+	r := runIngestFrom(t, file, "stdin", "--nats-url", url, "--session", "file", "--dialect", "codex-exec")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	r = runIngest(t, "{\"type\":\"turn.started\"}\n", "stdin", "--nats-url", url, "--session", "piped-old", "--dialect", "codex-exec", "--backlog")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	r = runIngest(t, "{\"type\":\"turn.started\"}\n", "stdin", "--nats-url", url, "--session", "live", "--dialect", "codex-exec")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+
+	nc, err := nats.Connect(url)
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	stream, err := js.Stream(t.Context(), bus.RawStream)
+	require.NoError(t, err)
+	backlog := map[string]bool{}
+	for seq := uint64(1); seq <= 3; seq++ {
+		m, err := stream.GetMsg(t.Context(), seq)
+		require.NoError(t, err)
+		backlog[m.Header.Get(bus.HeaderSessionKey)] = m.Header.Get(bus.HeaderBacklog) == "true"
+	}
+	require.Equal(t, map[string]bool{"file": true, "piped-old": true, "live": false}, backlog)
 }
 
 func TestIngestExecCommand(t *testing.T) {

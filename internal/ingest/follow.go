@@ -95,6 +95,12 @@ type followState struct {
 	size    int64
 	modTime time.Time
 	warned  bool
+	// opened says the path was read since the follower started. Of a file
+	// there when it started, the lines before backlogTo in generation
+	// backlogGen were written before they are read: they are backlog.
+	opened     bool
+	backlogTo  int64
+	backlogGen int
 }
 
 // rotatedFile is an earlier generation of a path, renamed away from it,
@@ -185,6 +191,7 @@ func (in *Ingester) Follow(ctx context.Context, opts FollowOptions) error {
 			}
 			return err
 		}
+		fw.polled = true
 		select {
 		case <-ctx.Done():
 			return nil
@@ -198,6 +205,9 @@ type follower struct {
 	kv    jetstream.KeyValue
 	opts  FollowOptions
 	files map[string]*followState
+	// polled says the first poll is done: a file found after it was
+	// written while it was followed.
+	polled bool
 }
 
 // scan lists the files to follow now, in lexical order.
@@ -395,6 +405,10 @@ func (fw *follower) follow(ctx context.Context, path string) error {
 			return err
 		}
 	}
+	if !st.opened && !fw.polled {
+		st.backlogTo, st.backlogGen = info.Size(), st.Generation
+	}
+	st.opened = true
 	for {
 		n, err := fw.read(ctx, f, path, &st.fileCursor, st)
 		if err != nil {
@@ -655,6 +669,9 @@ func (fw *follower) read(ctx context.Context, f *os.File, name string, c *fileCu
 			return 0, fmt.Errorf("follow %s: %w", name, err)
 		}
 		consumed += int64(len(line))
+		// Written whole before following began: a line completed later
+		// was written (ended) while followed.
+		backlog := c == &st.fileCursor && c.Generation == st.backlogGen && c.Offset+consumed <= st.backlogTo
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
@@ -662,7 +679,7 @@ func (fw *follower) read(ctx context.Context, f *os.File, name string, c *fileCu
 		ordinal++
 		err = fw.in.Pub.PublishAt(ctx, Frame{
 			SessionKey: c.Session, Dialect: c.Dialect, Provider: fw.in.Provider,
-			Bytes: line, ReceivedAt: fw.in.now(),
+			Bytes: line, ReceivedAt: fw.in.now(), Backlog: backlog,
 		}, ordinal)
 		if err != nil {
 			return 0, fmt.Errorf("follow %s: %w", name, err)

@@ -140,6 +140,25 @@ func TestFollow(t *testing.T) {
 		keyA + "#2": frameLines("a2", 1, 1),
 		keyB + "#2": frameLines("b2", 1, 9),
 	})
+	// Backlog: the lines each start found written whole (a's first two;
+	// a's and b's lines written while it was stopped), not those written
+	// while it followed (the partial line completed then included). b2's
+	// last line may be written before the last start's first look or
+	// after: left out.
+	got := bySession(f.raw(t))
+	backlog := map[string][]bool{}
+	for key, msgs := range got {
+		for _, m := range msgs {
+			backlog[key] = append(backlog[key], m.header.Get(bus.HeaderBacklog) == "true")
+		}
+	}
+	backlog[keyB+"#2"] = backlog[keyB+"#2"][:8]
+	require.Equal(t, map[string][]bool{
+		keyA:        {true, true, false, false, true, true},
+		keyB:        {false, false, false, true},
+		keyA + "#2": {false},
+		keyB + "#2": {false, false, false, false, false, false, false, false},
+	}, backlog)
 }
 
 func TestFollowFileThatAppearsLater(t *testing.T) {

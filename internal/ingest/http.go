@@ -33,6 +33,9 @@ const (
 	HTTPHeaderOrdinal = "Agentwire-Ordinal"
 	// HTTPHeaderProvider attributes the frames to a provider (optional).
 	HTTPHeaderProvider = "Agentwire-Provider"
+	// HTTPHeaderBacklog, "true", says the frames were written earlier (a
+	// log uploaded after the fact), not just now (optional).
+	HTTPHeaderBacklog = "Agentwire-Backlog"
 )
 
 // MaxSessionKeyLen bounds the session key of an HTTP request.
@@ -203,6 +206,7 @@ type framesRequest struct {
 	dialect, session string
 	provider         canonical.Provider
 	ordinal          uint64
+	backlog          bool
 }
 
 func parseFramesHeaders(h http.Header) (framesRequest, error) {
@@ -223,6 +227,13 @@ func parseFramesHeaders(h http.Header) (framesRequest, error) {
 			return req, fmt.Errorf("%s: want an integer from 1, got %q", HTTPHeaderOrdinal, v)
 		}
 		req.ordinal = n
+	}
+	switch v := h.Get(HTTPHeaderBacklog); v {
+	case "", "false":
+	case "true":
+		req.backlog = true
+	default:
+		return req, fmt.Errorf("%s: want true or false, got %q", HTTPHeaderBacklog, v)
 	}
 	if v := h.Get(HTTPHeaderProvider); v != "" {
 		p, err := canonical.ParseProvider(v)
@@ -296,7 +307,7 @@ func (s *HTTPServer) publish(ctx context.Context, t *httpTenant, req framesReque
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		f := Frame{SessionKey: req.session, Dialect: req.dialect, Provider: req.provider, Bytes: line, ReceivedAt: now}
+		f := Frame{SessionKey: req.session, Dialect: req.dialect, Provider: req.provider, Bytes: line, ReceivedAt: now, Backlog: req.backlog}
 		var ordinal uint64
 		if next > 0 {
 			ordinal = next

@@ -33,7 +33,8 @@ func newHTTPFixture(t *testing.T, maxBody int64) *httpFixture {
 }
 
 // post sends body and returns the status and the decoded answer.
-func (h *httpFixture) post(t *testing.T, token, session, ordinal, body string) (int, ingest.FramesResponse) {
+// post posts body; more are further request headers, name then value.
+func (h *httpFixture) post(t *testing.T, token, session, ordinal, body string, more ...string) (int, ingest.FramesResponse) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, h.url+"/v1/frames", strings.NewReader(body))
 	require.NoError(t, err)
@@ -44,6 +45,9 @@ func (h *httpFixture) post(t *testing.T, token, session, ordinal, body string) (
 	req.Header.Set(ingest.HTTPHeaderSession, session)
 	if ordinal != "" {
 		req.Header.Set(ingest.HTTPHeaderOrdinal, ordinal)
+	}
+	for i := 0; i+1 < len(more); i += 2 {
+		req.Header.Set(more[i], more[i+1])
 	}
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -78,7 +82,12 @@ func TestHTTPGood(t *testing.T) {
 	for l := range strings.SplitSeq(strings.TrimSpace(lines(6, 1)), "\n") {
 		want = append(want, []byte(l))
 	}
-	h.checkSession(t, bySession(h.raw(t))["s1"], "s1", "codex-exec", want)
+	h.checkSession(t, bySession(h.raw(t))["s1"], "s1", "codex-exec", want, false)
+
+	// A log uploaded after the fact says so: its frames are backlog.
+	code, res = h.post(t, "acme-secret", "old", "", lines(2, 1), ingest.HTTPHeaderBacklog, "true")
+	require.Equal(t, http.StatusAccepted, code, res.Error)
+	h.checkSession(t, bySession(h.raw(t))["old"], "old", "codex-exec", [][]byte{[]byte(`{"type":"item","n":1}`), []byte(`{"type":"item","n":2}`)}, true)
 
 	res2, err := http.Get(h.url + "/healthz") //nolint:noctx // a test
 	require.NoError(t, err)
@@ -148,6 +157,9 @@ func TestHTTPBadHeaders(t *testing.T) {
 	code, res = h.post(t, "acme-secret", "s", "0", lines(1, 1))
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Contains(t, res.Error, ingest.HTTPHeaderOrdinal)
+	code, res = h.post(t, "acme-secret", "s", "", lines(1, 1), ingest.HTTPHeaderBacklog, "yes")
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, res.Error, ingest.HTTPHeaderBacklog)
 	require.Empty(t, h.raw(t))
 }
 
@@ -177,7 +189,7 @@ func TestHTTPRetriesAreIdempotent(t *testing.T) {
 	for l := range strings.SplitSeq(strings.TrimSpace(lines(6, 1)), "\n") {
 		want = append(want, []byte(l))
 	}
-	h.checkSession(t, h.raw(t), "r", "codex-exec", want)
+	h.checkSession(t, h.raw(t), "r", "codex-exec", want, false)
 }
 
 func TestHTTPTwoTenants(t *testing.T) {

@@ -153,8 +153,8 @@ func frames(t *testing.T, path string) [][]byte {
 }
 
 // checkSession asserts that msgs are want, in order, with the headers of
-// ordinals 1..n.
-func (f *fixture) checkSession(t *testing.T, msgs []rawMsg, key, dialect string, want [][]byte) {
+// ordinals 1..n, backlog or not.
+func (f *fixture) checkSession(t *testing.T, msgs []rawMsg, key, dialect string, want [][]byte, backlog bool) {
 	t.Helper()
 	require.Len(t, msgs, len(want), key)
 	subject := bus.RawSubject(tenant, key, f.layout.Config.Partitions)
@@ -168,6 +168,7 @@ func (f *fixture) checkSession(t *testing.T, msgs []rawMsg, key, dialect string,
 		at, err := time.Parse(time.RFC3339Nano, m.header.Get(bus.HeaderReceivedAt))
 		require.NoError(t, err)
 		require.WithinDuration(t, time.Now(), at, time.Minute)
+		require.Equal(t, backlog, m.header.Get(bus.HeaderBacklog) == "true", "%s frame %d: backlog", key, i+1)
 		require.True(t, bytes.Equal(want[i], f.body(t, m)), "%s frame %d differs", key, i+1)
 	}
 }
@@ -224,7 +225,7 @@ func TestFilesRecordings(t *testing.T) {
 			key := ingest.FileSessionKey(path)
 			want := frames(t, path)
 			total += uint64(len(want))
-			f.checkSession(t, sessions[key], key, dialect, want)
+			f.checkSession(t, sessions[key], key, dialect, want, true)
 			require.Contains(t, f.logs.String(), "dialect="+dialect)
 		}
 		require.Equal(t, total, sum.Frames)
@@ -247,7 +248,7 @@ func TestFilesSessionKeyAndDialect(t *testing.T) {
 	require.NoError(t, err)
 	_, err = f.in.Files(t.Context(), inputs, ingest.FileOptions{SessionKey: "mine"})
 	require.NoError(t, err)
-	f.checkSession(t, bySession(f.raw(t))["mine"], "mine", "codex-exec", frames(t, path))
+	f.checkSession(t, bySession(f.raw(t))["mine"], "mine", "codex-exec", frames(t, path), true)
 	require.NotContains(t, f.logs.String(), "sniffed")
 
 	two, err := ingest.Discover([]string{path, recording("codex-exec", "plain.jsonl")}, "codex-exec")
@@ -291,14 +292,14 @@ func TestStream(t *testing.T) {
 	require.Equal(t, "claude-stream", d)
 	want := frames(t, path)
 	require.Equal(t, uint64(len(want)), n)
-	f.checkSession(t, bySession(f.raw(t))[key], key, "claude-stream", want)
+	f.checkSession(t, bySession(f.raw(t))[key], key, "claude-stream", want, false)
 
 	// Given dialect: nothing is sniffed, anything goes.
 	d, n, _, err = f.in.Stream(t.Context(), strings.NewReader("x\ny"), ingest.Session{Key: "s2", Dialect: "codex-exec"})
 	require.NoError(t, err)
 	require.Equal(t, "codex-exec", d)
 	require.Equal(t, uint64(2), n)
-	f.checkSession(t, bySession(f.raw(t))["s2"], "s2", "codex-exec", [][]byte{[]byte("x"), []byte("y")})
+	f.checkSession(t, bySession(f.raw(t))["s2"], "s2", "codex-exec", [][]byte{[]byte("x"), []byte("y")}, false)
 
 	d, n, _, err = f.in.Stream(t.Context(), strings.NewReader("not json\n"), ingest.Session{Key: "s3"})
 	require.ErrorIs(t, err, ingest.ErrUnknownDialect)

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentwire/agentwire/internal/bus"
@@ -30,44 +28,7 @@ func (p *Publisher) PublishAt(ctx context.Context, f Frame, ordinal uint64) erro
 	}
 	p.mu.Unlock()
 
-	msg := nats.NewMsg(bus.RawSubject(p.tenant, f.SessionKey, p.layout.Config.Partitions))
-	h := msg.Header
-	h.Set(bus.HeaderTenant, p.tenant)
-	h.Set(bus.HeaderDialect, f.Dialect)
-	if f.Provider != "" {
-		h.Set(bus.HeaderProvider, string(f.Provider))
-	}
-	if f.Direction != "" {
-		h.Set(bus.HeaderDirection, string(f.Direction))
-	}
-	h.Set(bus.HeaderSessionKey, f.SessionKey)
-	h.Set(bus.HeaderOrdinal, strconv.FormatUint(ordinal, 10))
-	h.Set(bus.HeaderReceivedAt, f.ReceivedAt.UTC().Format(time.RFC3339Nano))
-	msgID := bus.RawMsgID(p.tenant, f.SessionKey, ordinal)
-	h.Set(bus.HeaderMsgID, msgID)
-	msg.Data = f.Bytes
-
-	if int64(len(f.Bytes)+headerBytes(h)) > p.maxPayload() {
-		if err := p.putObject(ctx, msgID, f.Bytes); err != nil {
-			return err
-		}
-		h.Set(bus.HeaderObject, msgID)
-		msg.Data = nil
-	}
-	ack, err := p.layout.JS.PublishMsgAsync(msg)
-	p.mu.Lock()
-	p.pending = append(p.pending, pending{msg: msg, ack: ack})
-	p.frames++
-	p.bytes += uint64(len(f.Bytes))
-	full := len(p.pending) >= maxInFlight
-	p.mu.Unlock()
-	if err != nil {
-		p.log.Debug("async publish failed; will retry on flush", "err", err)
-	}
-	if full {
-		return p.Flush(ctx)
-	}
-	return nil
+	return p.send(ctx, f, ordinal)
 }
 
 // Tenant is the tenant the Publisher publishes for.

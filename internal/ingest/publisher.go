@@ -32,6 +32,9 @@ type Frame struct {
 	Bytes []byte
 	// ReceivedAt is when it was read.
 	ReceivedAt time.Time
+	// Backlog says it was read from a log after it was written, so
+	// ReceivedAt is not when it was written (Agentwire-Backlog).
+	Backlog bool
 }
 
 // Publisher publishes frames to RAW asynchronously, assigning each session
@@ -76,6 +79,11 @@ func (p *Publisher) Publish(ctx context.Context, f Frame) (uint64, error) {
 	ordinal := p.ordinals[f.SessionKey]
 	p.mu.Unlock()
 
+	return ordinal, p.send(ctx, f, ordinal)
+}
+
+// send queues f under ordinal, flushing when too many await their acks.
+func (p *Publisher) send(ctx context.Context, f Frame, ordinal uint64) error {
 	msg := nats.NewMsg(bus.RawSubject(p.tenant, f.SessionKey, p.layout.Config.Partitions))
 	h := msg.Header
 	h.Set(bus.HeaderTenant, p.tenant)
@@ -89,13 +97,16 @@ func (p *Publisher) Publish(ctx context.Context, f Frame) (uint64, error) {
 	h.Set(bus.HeaderSessionKey, f.SessionKey)
 	h.Set(bus.HeaderOrdinal, strconv.FormatUint(ordinal, 10))
 	h.Set(bus.HeaderReceivedAt, f.ReceivedAt.UTC().Format(time.RFC3339Nano))
+	if f.Backlog {
+		h.Set(bus.HeaderBacklog, "true")
+	}
 	msgID := bus.RawMsgID(p.tenant, f.SessionKey, ordinal)
 	h.Set(bus.HeaderMsgID, msgID)
 	msg.Data = f.Bytes
 
 	if int64(len(f.Bytes)+headerBytes(h)) > p.maxPayload() {
 		if err := p.putObject(ctx, msgID, f.Bytes); err != nil {
-			return 0, err
+			return err
 		}
 		h.Set(bus.HeaderObject, msgID)
 		msg.Data = nil
@@ -111,9 +122,9 @@ func (p *Publisher) Publish(ctx context.Context, f Frame) (uint64, error) {
 		p.log.Debug("async publish failed; will retry on flush", "err", err)
 	}
 	if full {
-		return ordinal, p.Flush(ctx)
+		return p.Flush(ctx)
 	}
-	return ordinal, nil
+	return nil
 }
 
 // Stats returns the frames and bytes published so far.

@@ -67,13 +67,16 @@ func (in *Ingester) now() time.Time {
 type Session struct {
 	Key     string
 	Dialect string
+	// Backlog says its frames were written before they are read (a file
+	// ingested after the fact): their receive times are not their times.
+	Backlog bool
 }
 
 // publish publishes one frame of s read now.
 func (in *Ingester) publish(ctx context.Context, s Session, line []byte, dir adapter.Direction) error {
 	_, err := in.Pub.Publish(ctx, Frame{
 		SessionKey: s.Key, Dialect: s.Dialect, Provider: in.Provider, Direction: dir,
-		Bytes: line, ReceivedAt: in.now(),
+		Bytes: line, ReceivedAt: in.now(), Backlog: s.Backlog,
 	})
 	if err != nil {
 		return fmt.Errorf("session %s: %w", s.Key, err)

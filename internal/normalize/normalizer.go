@@ -570,6 +570,7 @@ type frameMeta struct {
 	direction                           adapter.Direction
 	ordinal                             uint64
 	receivedAt                          time.Time
+	backlog                             bool
 }
 
 func readMeta(m jetstream.Msg) (frameMeta, error) { return parseMeta(m.Headers()) }
@@ -596,6 +597,9 @@ func parseMeta(h nats.Header) (frameMeta, error) {
 	if meta.receivedAt, err = time.Parse(time.RFC3339Nano, h.Get(bus.HeaderReceivedAt)); err != nil {
 		return meta, fmt.Errorf("received-at %q: %w", h.Get(bus.HeaderReceivedAt), err)
 	}
+	// A hint about the receive time: any other value is no backlog, and
+	// no reason to set the frame aside.
+	meta.backlog = h.Get(bus.HeaderBacklog) == "true"
 	if _, err := adapters.Lookup(meta.dialect); err != nil {
 		return meta, err
 	}

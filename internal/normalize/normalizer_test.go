@@ -29,6 +29,7 @@ var receivedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 type session struct {
 	key, dialect string
 	lines        [][]byte
+	backlog      bool // read from a log after it was written
 }
 
 func quietLog(t *testing.T) *slog.Logger {
@@ -55,18 +56,26 @@ func recordings(t *testing.T) []session {
 func expected(t *testing.T, tenant string, sessions []session) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
+	for _, e := range offline(t, tenant, sessions) {
+		out[e.SessionID] = append(out[e.SessionID], e.EventID)
+	}
+	return out
+}
+
+// offline is the events of sessions mapped offline, in order per session.
+func offline(t *testing.T, tenant string, sessions []session) []canonical.Event {
+	t.Helper()
+	var out []canonical.Event
 	for _, s := range sessions {
 		a, err := adapters.Lookup(s.dialect)
 		require.NoError(t, err)
 		sess := a.NewSession("")
 		for i, l := range s.lines {
 			f := adaptertest.Frames(s.dialect, s.key, [][]byte{l})[0]
-			f.Tenant, f.Ordinal, f.ReceivedAt = tenant, uint64(i+1), receivedAt
+			f.Tenant, f.Ordinal, f.ReceivedAt, f.Backlog = tenant, uint64(i+1), receivedAt, s.backlog
 			evs, err := sess.Map(f)
 			require.NoError(t, err)
-			for _, e := range evs {
-				out[e.SessionID] = append(out[e.SessionID], e.EventID)
-			}
+			out = append(out, evs...)
 		}
 	}
 	return out
@@ -80,7 +89,7 @@ func publish(t *testing.T, layout *bus.Layout, tenant string, sessions []session
 	if !interleave {
 		for _, s := range sessions {
 			for _, l := range s.lines {
-				_, err := p.Publish(ctx, ingest.Frame{SessionKey: s.key, Dialect: s.dialect, Bytes: l, ReceivedAt: receivedAt})
+				_, err := p.Publish(ctx, ingest.Frame{SessionKey: s.key, Dialect: s.dialect, Bytes: l, ReceivedAt: receivedAt, Backlog: s.backlog})
 				require.NoError(t, err)
 			}
 		}
@@ -90,7 +99,7 @@ func publish(t *testing.T, layout *bus.Layout, tenant string, sessions []session
 			for _, s := range sessions {
 				if i < len(s.lines) {
 					more = true
-					_, err := p.Publish(ctx, ingest.Frame{SessionKey: s.key, Dialect: s.dialect, Bytes: s.lines[i], ReceivedAt: receivedAt})
+					_, err := p.Publish(ctx, ingest.Frame{SessionKey: s.key, Dialect: s.dialect, Bytes: s.lines[i], ReceivedAt: receivedAt, Backlog: s.backlog})
 					require.NoError(t, err)
 				}
 			}
@@ -198,12 +207,28 @@ func TestEndToEndMatchesOfflineMapping(t *testing.T) {
 	require.NoError(t, err)
 
 	sessions := recordings(t)
+	// Half of them read from their logs after the fact: codex-exec lines
+	// state no time, so their events are timed when they were read.
+	for i := range sessions {
+		sessions[i].backlog = i%2 == 0
+	}
 	want := expected(t, "acme", sessions)
+	ingested := map[string]bool{}
+	for _, e := range offline(t, "acme", sessions) {
+		ingested[e.EventID] = e.CreatedAtIngested
+	}
 	startNormalizers(t, srv.ClientURL(), 1, bus.Config{})
 	publish(t, layout, "acme", sessions, false)
+	var flagged int
 	for _, e := range requireDelivered(t, js, want) {
 		require.Equal(t, "acme", e.Tenant)
+		require.Equal(t, ingested[e.EventID], e.CreatedAtIngested, "%s %s", e.EventID, e.Type())
+		if e.CreatedAtIngested {
+			flagged++
+		}
 	}
+	require.Positive(t, flagged)
+	require.Less(t, flagged, len(ingested))
 
 	// Ingesting the same frames again stores nothing: the duplicate window
 	// drops them, so nothing new reaches the normalizer either.

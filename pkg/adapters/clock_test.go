@@ -16,7 +16,8 @@ import (
 // TestOneClockPerSession maps every recording, and the public transcripts
 // when ../shared is here, as if ingested from a file long after it was
 // recorded (what `agentwire ingest file` does with a saved log): a frame's
-// arrival is then days from the time the provider wrote into it. Nothing
+// arrival is then days from the time the provider wrote into it, and an
+// event timed by it says so. Nothing
 // may end before it began: an item, turn or request whose start and end
 // were stamped by different clocks (the provider's on some frames, the
 // arrival's on others) had a duration of the clocks' difference, days
@@ -51,12 +52,13 @@ func TestOneClockPerSession(t *testing.T) {
 		onProvider := false
 		for i, l := range lines {
 			evs, err := s.Map(adapter.Frame{Bytes: l, Dialect: dialect, Tenant: "acme", SessionKey: "file:" + path,
-				Ordinal: uint64(i + 1), ReceivedAt: ingested.Add(time.Duration(i) * time.Second)})
+				Ordinal: uint64(i + 1), ReceivedAt: ingested.Add(time.Duration(i) * time.Second), Backlog: true})
 			require.NoError(t, err, "%s:%d", path, i+1)
 			for _, e := range evs {
 				if e.CreatedAt.Before(ingested) {
 					onProvider = true
 				} else {
+					require.True(t, e.CreatedAtIngested, "%s:%d: %s at its arrival says so", path, i+1, e.Type())
 					require.False(t, onProvider, "%s:%d: %s at its arrival, after events on the provider's clock", path, i+1, e.Type())
 				}
 				start, end, id := spans(e)

@@ -29,6 +29,12 @@ type Event struct {
 	// CreatedAt is when the frame was emitted (the provider's timestamp) or,
 	// when it has none, received. Encoded in UTC.
 	CreatedAt time.Time `json:"createdAt"`
+	// CreatedAtIngested says CreatedAt is when ingest read a frame that
+	// states no time of its own, from a log written before it was read (a
+	// file ingested after the fact): not when the frame was written. The
+	// span between two such times is how fast the log was read, not how
+	// long anything took.
+	CreatedAtIngested bool `json:"createdAtIngested,omitempty"`
 	// ThreadID identifies the thread, when the event belongs to one.
 	ThreadID string `json:"threadId,omitempty" canonical:"uuid"`
 	// TurnID identifies the turn, when the event belongs to one.
@@ -121,7 +127,7 @@ func (e *Event) UnmarshalJSON(b []byte) error { return e.unmarshal(b, true) }
 // envelopeKeys are the members unmarshalEnvelopeFast reads, as the
 // encoder writes them; bit i of a seen set is envelopeKeys[i].
 var envelopeKeys = [...]string{"eventId", "tenant", "provider", "sessionId", "createdAt", "threadId", "turnId", "itemId",
-	"requestId", "providerRefs", "mappingVersion", "type", "payload", "raw"}
+	"requestId", "providerRefs", "mappingVersion", "type", "payload", "raw", "createdAtIngested"}
 
 // unmarshalEnvelopeFast is unmarshal without raw for the documents the
 // encoder writes, which is nearly all of them: one validating pass over
@@ -165,6 +171,8 @@ func (e *Event) unmarshalEnvelopeFast(b []byte) bool {
 		switch envelopeKeys[i] {
 		case "createdAt":
 			fine = jsonscan.Unmarshal(v, &e.CreatedAt) == nil
+		case "createdAtIngested":
+			e.CreatedAtIngested, fine = jsonscan.Bool(v)
 		case "providerRefs":
 			fine = jsonscan.Unmarshal(v, &e.ProviderRefs) == nil
 		case "type":

@@ -102,6 +102,12 @@ func TestFixtures(t *testing.T) {
 
 			again, err := Decode(enc)
 			require.NoError(t, err)
+			// What a consumer that skips raw reads (the projector).
+			env, err := DecodeEnvelope(enc)
+			require.NoError(t, err)
+			withoutRaw := again
+			withoutRaw.Raw = nil
+			require.Equal(t, withoutRaw, env)
 			enc2, err := Encode(again)
 			require.NoError(t, err)
 			require.Equal(t, string(enc), string(enc2), "encoding must be deterministic")

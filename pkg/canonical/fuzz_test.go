@@ -23,6 +23,8 @@ func FuzzDecode(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"type":"turn.started","payload":{}}`))
+	f.Add([]byte(`{"type":"turn.started","payload":{},"createdAtIngested":true}`))
+	f.Add([]byte(`{"type":"turn.started","payload":{},"createdAtIngested":"yes"}`))
 	f.Add([]byte(`{"raw":{"encoding":"base64","payload":"AAEC","source":"s"}}`))
 	f.Add([]byte(`{"type":"turn.started","payload":{},"EventID":"x","event_id":"y","tenant":"a","tenant":"b","x":1}`))
 

@@ -24,7 +24,7 @@ type Clock struct {
 // provider's time provider (zero when it carries none; one an event cannot
 // carry, see Writable, counts as none).
 func (c *Clock) At(received, provider time.Time) time.Time {
-	if !provider.IsZero() && Writable(provider) {
+	if c.Stated(provider) {
 		c.Lead, c.Known = provider.Sub(received), true
 		return provider
 	}
@@ -32,4 +32,9 @@ func (c *Clock) At(received, provider time.Time) time.Time {
 		return received.Add(c.Lead)
 	}
 	return received
+}
+
+// Stated says whether At takes provider as the frame's time.
+func (*Clock) Stated(provider time.Time) bool {
+	return !provider.IsZero() && Writable(provider)
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
 func TestClock(t *testing.T) {
@@ -84,4 +86,40 @@ func TestUnix(t *testing.T) {
 	require.False(t, ok)
 	_, ok = UnixMilli(math.MaxInt64)
 	require.False(t, ok)
+}
+
+// TestIngestedTimes: an event says its time is when ingest read its frame
+// exactly when the frame is backlog (read after it was written) and
+// states no time of its own. Shifted onto the provider's time line, such
+// a time is still the reading's, not the frame's.
+func TestIngestedTimes(t *testing.T) {
+	t.Parallel()
+	read := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
+	written := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	var none time.Time
+	var c Clock
+	for i, tc := range []struct {
+		backlog  bool
+		provider time.Time // the frame's own time
+		setOn    bool      // the adapter places it on the session's clock (SetTimeOn), else keeps the arrival
+		want     bool
+	}{
+		{backlog: true, provider: none, want: true},
+		{backlog: false, provider: none, want: false},
+		{backlog: true, provider: none, setOn: true, want: true},
+		{backlog: true, provider: written, setOn: true, want: false},
+		{backlog: true, provider: none, setOn: true, want: true}, // the clock knows the provider's lead now
+		{backlog: false, provider: none, setOn: true, want: false},
+	} {
+		em := NewEmitter(Frame{Tenant: "acme", SessionKey: "k", Ordinal: uint64(i + 1), ReceivedAt: read, Backlog: tc.backlog}, "codex", "x/1", canonical.Raw{})
+		if tc.setOn {
+			em.SetTimeOn(&c, tc.provider)
+		}
+		em.Emit(canonical.Event{}, &canonical.TurnStarted{})
+		require.Equal(t, tc.want, em.Events()[0].CreatedAtIngested, "case %d", i)
+	}
+	em := NewEmitter(Frame{Tenant: "acme", SessionKey: "k", Ordinal: 9, ReceivedAt: read, Backlog: true}, "codex", "x/1", canonical.Raw{})
+	em.SetTime(written)
+	em.Emit(canonical.Event{}, &canonical.TurnStarted{})
+	require.False(t, em.Events()[0].CreatedAtIngested, "a time the adapter read from the frame")
 }

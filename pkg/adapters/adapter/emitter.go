@@ -20,6 +20,7 @@ type Emitter struct {
 	version  string
 	raw      canonical.Raw
 	at       time.Time
+	ingested bool // at is a backlog frame's receive time
 	session  string
 	events   []canonical.Event
 	provider canonical.Provider
@@ -30,7 +31,7 @@ type Emitter struct {
 func NewEmitter(f Frame, p canonical.Provider, version string, raw canonical.Raw) *Emitter {
 	ids := canonical.IDSpace{Tenant: f.Tenant, Provider: p, SessionKey: f.SessionKey}
 	return &Emitter{
-		frame: f, ids: ids, version: version, raw: raw, at: f.ReceivedAt,
+		frame: f, ids: ids, version: version, raw: raw, at: f.ReceivedAt, ingested: f.Backlog,
 		session: ids.IngestSession(), provider: p,
 	}
 }
@@ -45,7 +46,7 @@ func (e *Emitter) Frame() Frame { return e.frame }
 // frame has a valid one; the receive time stays otherwise.
 func (e *Emitter) SetTime(t time.Time) {
 	if !t.IsZero() {
-		e.at = t
+		e.at, e.ingested = t, false
 	}
 }
 
@@ -54,7 +55,10 @@ func (e *Emitter) SetTime(t time.Time) {
 // does not), else its arrival on the provider's time line. It returns the
 // time set.
 func (e *Emitter) SetTimeOn(c *Clock, provider time.Time) time.Time {
-	e.SetTime(c.At(e.frame.ReceivedAt, provider))
+	e.at = c.At(e.frame.ReceivedAt, provider)
+	// Shifted by the provider's lead, a backlog frame's arrival is still
+	// when it was read: about the time of the last frame that had one.
+	e.ingested = e.frame.Backlog && !c.Stated(provider)
 	return e.at
 }
 
@@ -85,7 +89,7 @@ func (e *Emitter) Emit(ev canonical.Event, p canonical.Payload) {
 	if ev.SessionID == "" {
 		ev.SessionID = e.session
 	}
-	ev.CreatedAt = e.at
+	ev.CreatedAt, ev.CreatedAtIngested = e.at, e.ingested
 	ev.MappingVersion = e.version
 	ev.Payload = p
 	raw := e.raw

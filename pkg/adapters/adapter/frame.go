@@ -35,6 +35,11 @@ type Frame struct {
 	Ordinal uint64
 	// ReceivedAt is when ingest read the frame.
 	ReceivedAt time.Time
+	// Backlog says the frame was read from a log after it was written (a
+	// file ingested after the fact, or the part of a followed file that
+	// was there when following began): ReceivedAt is not when it was
+	// written.
+	Backlog bool
 }
 
 // tapLine is the recorded form of a two-way stream: {"dir":..., "msg":...}.
