@@ -267,7 +267,8 @@ frame.
 
 A frame that states no time of its own is timed when it is read. That is its time when an
 agent writes it into the pipe; for a log written earlier (redirected from a file, or piped
-with --backlog) it is not, and its events say so (createdAtIngested).`,
+with --backlog) it is not, and its events say so (createdAtIngested): the views leave the
+spans between such times out of durations and latencies.`,
 		Example: `  codex exec --json "fix the test" | agentwire ingest stdin --dialect codex-exec
   cat yesterday.jsonl | agentwire ingest stdin --dialect codex-exec --backlog`,
 		Args: cobra.NoArgs,

@@ -67,7 +67,8 @@ when the input could be read.`,
 				if session != "" {
 					key = session
 				}
-				meta := normalize.StreamMeta{Dialect: dialect, Tenant: tenant, SessionKey: key, ReceivedAt: at}
+				// As ingest marks them: a log on disk was written before.
+				meta := normalize.StreamMeta{Dialect: dialect, Tenant: tenant, SessionKey: key, ReceivedAt: at, Backlog: regularFile(f)}
 				if _, err := normalize.MapReader(ctx, f, a.NewSession(p), meta, emit); err != nil {
 					return fmt.Errorf("map %s: %w", name, err)
 				}

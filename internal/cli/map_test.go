@@ -32,6 +32,7 @@ func TestMapPrintsCloudEvents(t *testing.T) {
 		require.NoError(t, err, "line %d", n+1)
 		require.Equal(t, "acme", e.Tenant)
 		require.Equal(t, canonical.ProviderCodex, e.Provider)
+		require.True(t, e.CreatedAtIngested, "codex exec states no times: a file's are when it was read")
 		kinds[e.Type()] = true
 		n++
 	}

@@ -20,6 +20,8 @@ type StreamMeta struct {
 	Dialect, Tenant, SessionKey string
 	// ReceivedAt is the receive time given to every frame.
 	ReceivedAt time.Time
+	// Backlog says the frames were written before they are read.
+	Backlog bool
 }
 
 // MapReader reads newline-separated frames from r (empty lines are not
@@ -38,7 +40,7 @@ func MapReader(ctx context.Context, r io.Reader, s adapter.Session, meta StreamM
 			frames++
 			f := adapter.Frame{
 				Bytes: line, Dialect: meta.Dialect, Tenant: meta.Tenant, SessionKey: meta.SessionKey,
-				Ordinal: frames, ReceivedAt: meta.ReceivedAt,
+				Ordinal: frames, ReceivedAt: meta.ReceivedAt, Backlog: meta.Backlog,
 			}
 			events, err := s.Map(f)
 			if err != nil {

@@ -50,19 +50,23 @@ type threadPatch struct {
 }
 
 type turnPatch struct {
-	session, provider        string
-	thread                   *string
-	state, model, effort     *string
-	startedAt, endedAt       *time.Time
-	stopReason               *string
-	errorMessage, errorClass *string
-	usage                    *canonical.TokenUsage
-	cost                     *float64
-	durationMs               *int64
-	plan                     json.RawMessage
-	planExplanation          *string
-	diff                     *string
-	updatedAt                time.Time
+	session, provider    string
+	thread               *string
+	state, model, effort *string
+	startedAt, endedAt   *time.Time
+	// startedIngested and endedIngested say the times were when ingest
+	// read a log written earlier (canonical.Event.CreatedAtIngested): the
+	// span between them is no duration. Set with the times they qualify.
+	startedIngested, endedIngested *bool
+	stopReason                     *string
+	errorMessage, errorClass       *string
+	usage                          *canonical.TokenUsage
+	cost                           *float64
+	durationMs                     *int64
+	plan                           json.RawMessage
+	planExplanation                *string
+	diff                           *string
+	updatedAt                      time.Time
 	// providerTurn is the provider's turn id (Claude's: its first
 	// message's), by which the views count a turn two sessions describe
 	// under two ids once.
@@ -91,7 +95,9 @@ type itemPatch struct {
 	content                [numStreams]*string
 	text, late             [numStreams]*strings.Builder
 	startedAt, completedAt *time.Time
-	updatedAt              time.Time
+	// As turnPatch's.
+	startedIngested, completedIngested *bool
+	updatedAt                          time.Time
 }
 
 type requestPatch struct {
@@ -100,7 +106,9 @@ type requestPatch struct {
 	requestType, detail  *string
 	args, resolution     json.RawMessage
 	openedAt, resolvedAt *time.Time
-	decision             *string
+	// As turnPatch's.
+	openedIngested, resolvedIngested *bool
+	decision                         *string
 }
 
 type taskPatch struct {
@@ -254,7 +262,7 @@ func (w *writes) item(e *canonical.Event) *itemPatch {
 	k := key3{e.Tenant, e.SessionID, e.ItemID}
 	it := w.items[k]
 	if it == nil {
-		it = &itemPatch{session: e.SessionID, provider: string(e.Provider), startedAt: new(e.CreatedAt)}
+		it = &itemPatch{session: e.SessionID, provider: string(e.Provider), startedAt: new(e.CreatedAt), startedIngested: new(e.CreatedAtIngested)}
 		w.items[k] = it
 	}
 	if e.ThreadID != "" {
@@ -367,7 +375,7 @@ func extend(b **strings.Builder, s string) {
 
 // completes folds an item.completed in: the deltas that came late, after
 // an earlier completion in this batch, join the text it completes.
-func (it *itemPatch) completes(p *canonical.ItemCompleted, at time.Time) {
+func (it *itemPatch) completes(p *canonical.ItemCompleted, at time.Time, ingested bool) {
 	for i, l := range it.late {
 		if l != nil {
 			extend(&it.text[i], l.String())
@@ -378,7 +386,7 @@ func (it *itemPatch) completes(p *canonical.ItemCompleted, at time.Time) {
 		it.status = new(string(canonical.ItemStatusCompleted))
 	}
 	it.lifecycle((*canonical.ItemLifecycle)(p))
-	it.completedAt = new(at)
+	it.completedAt, it.completedIngested = new(at), new(ingested)
 }
 
 var userAgentVersion = regexp.MustCompile(`^[^/\s]+/([0-9][^\s]*)`)
@@ -506,7 +514,7 @@ func (w *writes) fold(e *canonical.Event) {
 		if e.TurnID != "" {
 			t := w.turn(e)
 			if t.startedAt == nil {
-				t.startedAt = new(at)
+				t.startedAt, t.startedIngested = new(at), new(e.CreatedAtIngested)
 			}
 			t.state = new("in_progress")
 			t.model, t.effort = str(p.Model), str(p.Effort)
@@ -518,7 +526,7 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.TurnAborted:
 		if e.TurnID != "" {
 			t := w.turn(e)
-			t.state, t.endedAt, t.errorMessage = new("aborted"), new(at), str(p.Reason)
+			t.state, t.endedAt, t.endedIngested, t.errorMessage = new("aborted"), new(at), new(e.CreatedAtIngested), str(p.Reason)
 		}
 	case *canonical.TurnPlanUpdated:
 		if e.TurnID != "" {
@@ -546,7 +554,7 @@ func (w *writes) fold(e *canonical.Event) {
 		}
 	case *canonical.ItemCompleted:
 		if e.ItemID != "" {
-			w.item(e).completes(p, at)
+			w.item(e).completes(p, at, e.CreatedAtIngested)
 		}
 	case *canonical.ContentDelta:
 		if e.ItemID != "" {
@@ -557,26 +565,28 @@ func (w *writes) fold(e *canonical.Event) {
 			r := w.request(e)
 			r.requestType, r.detail, r.args = new(string(p.RequestType)), str(p.Detail), p.Args
 			if r.openedAt == nil {
-				r.openedAt = new(at)
+				r.openedAt, r.openedIngested = new(at), new(e.CreatedAtIngested)
 			}
 		}
 	case *canonical.RequestResolved:
 		if e.RequestID != "" {
 			r := w.request(e)
-			r.requestType, r.decision, r.resolution, r.resolvedAt = new(string(p.RequestType)), str(p.Decision), p.Resolution, new(at)
+			r.requestType, r.decision, r.resolution = new(string(p.RequestType)), str(p.Decision), p.Resolution
+			r.resolvedAt, r.resolvedIngested = new(at), new(e.CreatedAtIngested)
 		}
 	case *canonical.UserInputRequested:
 		if e.RequestID != "" {
 			r := w.request(e)
 			r.requestType, r.args = new("user_input"), p.Questions
 			if r.openedAt == nil {
-				r.openedAt = new(at)
+				r.openedAt, r.openedIngested = new(at), new(e.CreatedAtIngested)
 			}
 		}
 	case *canonical.UserInputResolved:
 		if e.RequestID != "" {
 			r := w.request(e)
-			r.requestType, r.decision, r.resolution, r.resolvedAt = new("user_input"), new("answered"), p.Answers, new(at)
+			r.requestType, r.decision, r.resolution = new("user_input"), new("answered"), p.Answers
+			r.resolvedAt, r.resolvedIngested = new(at), new(e.CreatedAtIngested)
 		}
 	case *canonical.TaskStarted:
 		t := w.task(e, p.TaskID)
@@ -658,7 +668,7 @@ func orKeep(old *string, v string) *string {
 func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 	t := w.turn(e)
 	at := e.CreatedAt
-	t.state, t.endedAt, t.stopReason = new(string(p.State)), new(at), str(p.StopReason)
+	t.state, t.endedAt, t.endedIngested, t.stopReason = new(string(p.State)), new(at), new(e.CreatedAtIngested), str(p.StopReason)
 	if p.ErrorMessage != "" {
 		t.errorMessage = new(p.ErrorMessage)
 	}

@@ -113,6 +113,11 @@ func TestTwoSessionsOneThread(t *testing.T) {
 			t.Parallel()
 			tap, ok := mapRecording(t, "acme", "../../testdata/recordings/codex-app-server/"+scenario+".jsonl", "")
 			require.True(t, ok)
+			// The tap read from its recording after the fact: its frames
+			// state no time, so its times are when ingest read them.
+			for i := range tap.events {
+				tap.events[i].CreatedAtIngested = true
+			}
 			roll, ok := mapRecording(t, "acme", "../../testdata/recordings/codex-rollout/"+scenario+".jsonl", "")
 			require.True(t, ok)
 			tapOnly, rollOnly := projected(t, tap), projected(t, roll)
@@ -139,6 +144,17 @@ func TestTwoSessionsOneThread(t *testing.T) {
 						continue
 					}
 					shared++
+					// A time and whether ingest read it come from one session.
+					for _, pair := range [][2]string{{"started_at", "started_at_ingested"}, {"ended_at", "ended_at_ingested"},
+						{"completed_at", "completed_at_ingested"}, {"opened_at", "opened_at_ingested"}, {"resolved_at", "resolved_at_ingested"}} {
+						if _, ok := m[pair[1]]; !ok {
+							continue
+						}
+						got := [2]any{m[pair[0]], m[pair[1]]}
+						require.True(t, got == [2]any{ra[pair[0]], ra[pair[1]]} || got == [2]any{rb[pair[0]], rb[pair[1]]},
+							"%s %s: %s and %s = %v, of neither the tap (%v, %v) nor the rollout (%v, %v)", table, k, pair[0], pair[1], got,
+							ra[pair[0]], ra[pair[1]], rb[pair[0]], rb[pair[1]])
+					}
 					for c, v := range m {
 						va, vb := ra[c], rb[c]
 						switch {

@@ -298,8 +298,11 @@ var turnCols, turnSets = shared("t", slices.Concat([]column{
 	{name: "plan_explanation", typ: "text", kind: kindLatest},
 	{name: "diff", typ: "text", kind: kindLatest},
 	{name: "updated_at", typ: "timestamptz", kind: kindGreatest},
-	// Last: a column's session_columns bit is its position.
+	// Appended only: a column's session_columns bit is its position.
 	{name: "provider_turn_id", typ: "text", kind: kindLatest},
+	// Set with the times they qualify, so taken from the same session.
+	{name: "started_at_ingested", typ: "bool", kind: kindFirst},
+	{name: "ended_at_ingested", typ: "bool", kind: kindLatest},
 }))
 
 var upsertTurns = upsertSQL("turns", "t", "(tenant_id, turn_id)", turnCols, turnSets)
@@ -346,8 +349,10 @@ var itemCols, itemSets = shared("i", func() []column {
 		column{name: "started_at", typ: "timestamptz", kind: kindFirst},
 		column{name: "completed_at", typ: "timestamptz", kind: kindLatest},
 		column{name: "updated_at", typ: "timestamptz", kind: kindGreatest},
-		// Last: a column's session_columns bit is its position.
+		// Appended only: a column's session_columns bit is its position.
 		column{name: "duration_ms", typ: "int8", kind: kindLatest},
+		column{name: "started_at_ingested", typ: "bool", kind: kindFirst},
+		column{name: "completed_at_ingested", typ: "bool", kind: kindLatest},
 	)
 }())
 
@@ -417,6 +422,9 @@ var requestCols, requestSets = shared("r", []column{
 	{name: "resolved_at", typ: "timestamptz", kind: kindLatest},
 	{name: "decision", typ: "text", kind: kindLatest},
 	{name: "resolution", typ: "text", value: "x.resolution::jsonb", kind: kindLatest},
+	// Appended only: a column's session_columns bit is its position.
+	{name: "opened_at_ingested", typ: "bool", kind: kindFirst},
+	{name: "resolved_at_ingested", typ: "bool", kind: kindLatest},
 })
 
 var upsertRequests = upsertSQL("requests", "r", "(tenant_id, request_id)", requestCols, requestSets)
@@ -653,6 +661,8 @@ func (r *rows) reset() {
 			r.cols[i] = []*float64{}
 		case "timestamptz":
 			r.cols[i] = []*time.Time{}
+		case "bool":
+			r.cols[i] = []*bool{}
 		default:
 			panic("rows: no array of " + t)
 		}
@@ -676,6 +686,8 @@ func (r *rows) add(vals ...any) {
 			r.cols[i] = append(a, ptr[float64](v))
 		case []*time.Time:
 			r.cols[i] = append(a, ptr[time.Time](v))
+		case []*bool:
+			r.cols[i] = append(a, ptr[bool](v))
 		}
 	}
 	r.n++
@@ -886,7 +898,7 @@ func (w *writes) queue(b *pgx.Batch) {
 			u := usageOf(t.usage)
 			rs.add(k.tenant, k.id, k.session, t.thread, t.provider, t.state, t.model, t.effort, t.startedAt, t.endedAt,
 				t.stopReason, t.errorMessage, t.errorClass, u.in, u.cached, u.write, u.out, u.reasoning, t.cost, t.durationMs,
-				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn)
+				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn, t.startedIngested, t.endedIngested)
 		}
 		rs.queueTo(b, upsertTurns)
 	}
@@ -927,7 +939,7 @@ func (w *writes) queue(b *pgx.Batch) {
 				}
 				vals, flush = append(vals, content), append(flush, deltas)
 			}
-			rs.add(append(vals, it.startedAt, it.completedAt, it.updatedAt, it.durationMs)...)
+			rs.add(append(vals, it.startedAt, it.completedAt, it.updatedAt, it.durationMs, it.startedIngested, it.completedIngested)...)
 			if completes || replaced != 0 {
 				flush[4] = replaced
 				flushes.add(flush...)
@@ -943,7 +955,7 @@ func (w *writes) queue(b *pgx.Batch) {
 		for _, k := range round {
 			r := w.requests[k]
 			rs.add(k.tenant, k.id, k.session, r.thread, r.turn, r.item, r.provider, r.requestType, r.detail,
-				rawJSON(r.args), r.openedAt, r.resolvedAt, r.decision, rawJSON(r.resolution))
+				rawJSON(r.args), r.openedAt, r.resolvedAt, r.decision, rawJSON(r.resolution), r.openedIngested, r.resolvedIngested)
 		}
 		rs.queueTo(b, upsertRequests)
 	}

@@ -77,6 +77,22 @@ func fixture(tenant string) recording {
 	add(skew.Add(-20*time.Millisecond), tid4, iid4, rid4, &canonical.RequestResolved{RequestType: canonical.RequestTypeFileChangeApproval, Decision: "accept"})
 	add(skew.Add(-5*time.Millisecond), tid4, iid4, "", &canonical.ItemCompleted{ItemType: canonical.ItemTypeDynamicToolCall, Status: canonical.ItemStatusCompleted, ToolName: "Grep"})
 	add(skew.Add(-61*time.Millisecond), tid4, "", "", &canonical.TurnCompleted{State: canonical.TurnStateCompleted})
+	// A turn, a call and an approval of a log read after the fact, whose
+	// frames state no time: each time but the turn's start is when ingest
+	// read the frame, a millisecond apart. Counted, with no duration or
+	// latency.
+	read := day2.Add(20 * time.Second)
+	tid7, iid7, rid7 := ids.Derived(canonical.EntityTurn, 7, 0), ids.Derived(canonical.EntityItem, 7, 0), ids.Derived(canonical.EntityRequest, 7, 0)
+	add(read, tid7, "", "", &canonical.TurnStarted{Model: "gpt-read"})
+	from := len(evs)
+	add(read.Add(time.Millisecond), tid7, iid7, "", &canonical.ItemStarted{ItemType: canonical.ItemTypeDynamicToolCall, ToolName: "Glob"})
+	add(read.Add(2*time.Millisecond), tid7, iid7, rid7, &canonical.RequestOpened{RequestType: canonical.RequestTypeApplyPatchApproval})
+	add(read.Add(3*time.Millisecond), tid7, iid7, rid7, &canonical.RequestResolved{RequestType: canonical.RequestTypeApplyPatchApproval, Decision: "accept"})
+	add(read.Add(4*time.Millisecond), tid7, iid7, "", &canonical.ItemCompleted{ItemType: canonical.ItemTypeDynamicToolCall, Status: canonical.ItemStatusCompleted, ToolName: "Glob"})
+	add(read.Add(5*time.Millisecond), tid7, "", "", &canonical.TurnCompleted{State: canonical.TurnStateCompleted})
+	for i := from; i < len(evs); i++ {
+		evs[i].CreatedAtIngested = true
+	}
 	// Two turns failed alike: their messages differ in the request id.
 	for i, req := range []string{"99cdbe04acfb0b34-AMS", "99cdc9b14d7266f1-AMS"} {
 		tid := ids.Derived(canonical.EntityTurn, uint64(5+i), 0)
@@ -174,6 +190,21 @@ func TestViews(t *testing.T) {
 	require.Nil(t, p50Skew)
 	q(`SELECT latency_ms::text FROM requests WHERE request_type = 'file_change_approval'`, &latency)
 	require.Nil(t, latency)
+
+	q(`SELECT turns, p50_ms::text, max_ms::text FROM turn_durations WHERE model = 'gpt-read'`, &n, &p50Skew, &maxSkew)
+	require.Equal(t, 1, n)
+	require.Nil(t, p50Skew, "a turn whose end is only when ingest read it has no duration")
+	require.Nil(t, maxSkew)
+	q(`SELECT calls, p50_ms::text FROM tool_calls_by_tool WHERE tool = 'Glob'`, &n, &p50Skew)
+	require.Equal(t, 1, n)
+	require.Nil(t, p50Skew, "nor a call timed when ingest read it")
+	q(`SELECT requests, avg_latency_ms::text, p50_latency_ms::text, outcome FROM approvals WHERE request_type = 'apply_patch_approval'`, &n, &avgSkew, &p50Skew, &p50)
+	require.Equal(t, []any{1, "approved"}, []any{n, p50})
+	require.Nil(t, avgSkew, "nor a request")
+	require.Nil(t, p50Skew)
+	var stated, ingested int
+	q(`SELECT count(*) FILTER (WHERE latency_ms IS NOT NULL), count(*) FILTER (WHERE opened_at_ingested AND resolved_at_ingested) FROM requests`, &stated, &ingested)
+	require.Equal(t, []int{2, 1}, []int{stated, ingested}, "the times are kept, and said to be read")
 
 	q(`SELECT count(*) FROM turn_failures WHERE state = 'completed'`, &n)
 	require.Zero(t, n, "an unreadable frame is not the turn's failure")
