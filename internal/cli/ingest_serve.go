@@ -25,7 +25,8 @@ func newIngestServeCommand(f *ingestFlags) *cobra.Command {
 RAW under the tenant of the bearer token. Headers: Authorization: Bearer TOKEN,
 Agentwire-Dialect (required), Agentwire-Session (the session key, required),
 Agentwire-Ordinal (the ordinal of the first frame, optional: with it a retried request
-stores nothing new), Agentwire-Provider (optional).
+stores nothing new), Agentwire-Provider (optional), Agentwire-Backlog (optional: true for a
+log written earlier and uploaded now, whose frames' receive times are not their times).
 
 Answers 202 {"accepted":N,...} once JetStream has stored the frames; 400 naming the lines
 that are not JSON (every line is stored all the same; the normalizer turns the bad ones
