@@ -175,37 +175,34 @@ func TestViews(t *testing.T) {
 		require.Equal(t, 1, n)
 		require.Equal(t, []string{want, want}, []string{p50, maxMs}, state)
 	}
-	var n int
-	var p50Skew, maxSkew, avgSkew, latency *string
-	q(`SELECT turns, p50_ms::text, max_ms::text FROM turn_durations WHERE model = 'gpt-skew'`, &n, &p50Skew, &maxSkew)
-	require.Equal(t, 1, n)
-	require.Nil(t, p50Skew, "a turn that ended before it started has no duration")
-	require.Nil(t, maxSkew)
-	q(`SELECT calls, p50_ms::text FROM tool_calls_by_tool WHERE tool = 'Grep'`, &n, &p50Skew)
-	require.Equal(t, 1, n)
-	require.Nil(t, p50Skew, "a call that completed before it started has no duration")
-	q(`SELECT requests, avg_latency_ms::text, p50_latency_ms::text, outcome FROM approvals WHERE request_type = 'file_change_approval'`, &n, &avgSkew, &p50Skew, &p50)
-	require.Equal(t, []any{1, "approved"}, []any{n, p50})
-	require.Nil(t, avgSkew, "a request resolved before it opened has no latency")
-	require.Nil(t, p50Skew)
-	q(`SELECT latency_ms::text FROM requests WHERE request_type = 'file_change_approval'`, &latency)
-	require.Nil(t, latency)
-
-	q(`SELECT turns, p50_ms::text, max_ms::text FROM turn_durations WHERE model = 'gpt-read'`, &n, &p50Skew, &maxSkew)
-	require.Equal(t, 1, n)
-	require.Nil(t, p50Skew, "a turn whose end is only when ingest read it has no duration")
-	require.Nil(t, maxSkew)
-	q(`SELECT calls, p50_ms::text FROM tool_calls_by_tool WHERE tool = 'Glob'`, &n, &p50Skew)
-	require.Equal(t, 1, n)
-	require.Nil(t, p50Skew, "nor a call timed when ingest read it")
-	q(`SELECT requests, avg_latency_ms::text, p50_latency_ms::text, outcome FROM approvals WHERE request_type = 'apply_patch_approval'`, &n, &avgSkew, &p50Skew, &p50)
-	require.Equal(t, []any{1, "approved"}, []any{n, p50})
-	require.Nil(t, avgSkew, "nor a request")
-	require.Nil(t, p50Skew)
+	// Counted, with no duration or latency: a turn, a call and an
+	// approval whose spans are unknown.
+	noSpans := func(model, tool, requestType, why string) {
+		t.Helper()
+		var n int
+		var p50, maxMs, avg *string
+		var outcome string
+		q(`SELECT turns, p50_ms::text, max_ms::text FROM turn_durations WHERE model = '`+model+`'`, &n, &p50, &maxMs)
+		require.Equal(t, 1, n)
+		require.Nil(t, p50, "a turn %s has no duration", why)
+		require.Nil(t, maxMs)
+		q(`SELECT calls, p50_ms::text FROM tool_calls_by_tool WHERE tool = '`+tool+`'`, &n, &p50)
+		require.Equal(t, 1, n)
+		require.Nil(t, p50, "a call %s has no duration", why)
+		q(`SELECT requests, avg_latency_ms::text, p50_latency_ms::text, outcome FROM approvals WHERE request_type = '`+requestType+`'`, &n, &avg, &p50, &outcome)
+		require.Equal(t, []any{1, "approved"}, []any{n, outcome})
+		require.Nil(t, avg, "a request %s has no latency", why)
+		require.Nil(t, p50)
+		q(`SELECT latency_ms::text FROM requests WHERE request_type = '`+requestType+`'`, &avg)
+		require.Nil(t, avg)
+	}
+	noSpans("gpt-skew", "Grep", "file_change_approval", "that ended before it started")
+	noSpans("gpt-read", "Glob", "apply_patch_approval", "whose times are only when ingest read it")
 	var stated, ingested int
 	q(`SELECT count(*) FILTER (WHERE latency_ms IS NOT NULL), count(*) FILTER (WHERE opened_at_ingested AND resolved_at_ingested) FROM requests`, &stated, &ingested)
 	require.Equal(t, []int{2, 1}, []int{stated, ingested}, "the times are kept, and said to be read")
 
+	var n int
 	q(`SELECT count(*) FROM turn_failures WHERE state = 'completed'`, &n)
 	require.Zero(t, n, "an unreadable frame is not the turn's failure")
 	var reason, example string
