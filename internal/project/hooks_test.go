@@ -14,8 +14,9 @@ import (
 // TestHookRuns: a Claude Code log writes a line per hook command it runs,
 // all of an event's commands (and a tool's PreToolUse and PostToolUse
 // hooks) under the tool use id. Each is a row of hooks with its event,
-// name and command, and the Stop hooks that stop_hook_summary reports end
-// with its outcome, the error that names a command charged to that one.
+// name and command. The Stop hooks that stop_hook_summary reports end
+// with its outcome, the error that names a command charged to that one;
+// others end where a newer CLI attaches their end, with its output.
 func TestHookRuns(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -28,6 +29,11 @@ func TestHookRuns(t *testing.T) {
 		`{"type":"user","message":{"role":"user","content":"go"},"uuid":"u1","sessionId":"s1","timestamp":"` + ts(0) + `"}`,
 		hook(10, "toolu_1", "PreToolUse", "log.sh"),
 		hook(11, "toolu_1", "PreToolUse", "guard.sh"),
+		// Newer CLIs attach the end of every hook run.
+		`{"type":"attachment","attachment":{"type":"hook_success","hookName":"PreToolUse:Bash","hookEvent":"PreToolUse","toolUseID":"toolu_1",` +
+			`"stdout":"logged","exitCode":0,"command":"log.sh"},"uuid":"a1","sessionId":"s1","timestamp":"` + ts(15) + `"}`,
+		`{"type":"attachment","attachment":{"type":"hook_blocking_error","hookName":"PreToolUse:Bash","hookEvent":"PreToolUse","toolUseID":"toolu_1",` +
+			`"blockingError":{"blockingError":"not allowed","command":"guard.sh"}},"uuid":"a2","sessionId":"s1","timestamp":"` + ts(16) + `"}`,
 		hook(20, "toolu_1", "PostToolUse", "log.sh"),
 		hook(30, "stop_1", "Stop", "log.sh"),
 		hook(31, "stop_1", "Stop", "check.sh"),
@@ -42,7 +48,7 @@ func TestHookRuns(t *testing.T) {
 	e := projected(t, rec)
 
 	rows, err := e.pool.Query(context.Background(), `
-		SELECT hook_event, hook_name, command, coalesce(outcome, ''), coalesce(output, ''),
+		SELECT hook_event, hook_name, command, coalesce(outcome, ''), coalesce(output, '') || coalesce(stdout, '') || coalesce(exit_code::text, ''),
 		       coalesce(extract(epoch FROM completed_at - started_at) * 1000, -1)::int, turn_id IS NOT NULL
 		FROM hooks ORDER BY started_at`)
 	require.NoError(t, err)
@@ -59,8 +65,8 @@ func TestHookRuns(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, []run{
-		{"PreToolUse", "PreToolUse:Bash", "log.sh", "", "", -1, true},
-		{"PreToolUse", "PreToolUse:Bash", "guard.sh", "", "", -1, true},
+		{"PreToolUse", "PreToolUse:Bash", "log.sh", "success", "logged0", 5, true},
+		{"PreToolUse", "PreToolUse:Bash", "guard.sh", "error", "not allowed", 5, true},
 		{"PostToolUse", "PostToolUse:Bash", "log.sh", "", "", -1, true},
 		{"Stop", "Stop:Bash", "log.sh", "success", "", 220, true},
 		{"Stop", "Stop:Bash", "check.sh", "error", "check.sh: exit status 2", 219, true},

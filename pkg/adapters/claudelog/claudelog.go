@@ -118,6 +118,7 @@ type line struct {
 	Cwd               string          `json:"cwd"`
 	GitBranch         string          `json:"gitBranch"`
 	HookInfos         json.RawMessage `json:"hookInfos"`
+	Attachment        json.RawMessage `json:"attachment"`
 }
 
 // time is the provider's time of the line, zero when it has none. A
@@ -238,7 +239,11 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		mapSystem(em, &st, env, l, f.Bytes)
 	case "progress":
 		mapProgress(em, &st, env, l, kind)
-	case "file-history-snapshot", "queue-operation", "last-prompt", "attachment", "agent-name", "tag", "pr-link", "worktree-state":
+	case "attachment":
+		if !mapHookAttachment(em, env, l) {
+			em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{l.Type: json.RawMessage(f.Bytes)}})
+		}
+	case "file-history-snapshot", "queue-operation", "last-prompt", "agent-name", "tag", "pr-link", "worktree-state":
 		// Bookkeeping the CLI keeps beside the conversation (rewind
 		// snapshots, the input queue, the resume pointer, context
 		// attachments): thread metadata, the record in raw.
@@ -525,6 +530,58 @@ func mapStopHooks(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 		}
 		em.Emit(env, p)
 	}
+}
+
+// hookEnds are the attachments a CLI writes when a hook run ends, and the
+// outcome each says.
+var hookEnds = map[string]canonical.HookOutcome{
+	"hook_success":                canonical.HookOutcomeSuccess,
+	"hook_non_blocking_error":     canonical.HookOutcomeError,
+	"hook_blocking_error":         canonical.HookOutcomeError,
+	"hook_error_during_execution": canonical.HookOutcomeError,
+	"hook_cancelled":              canonical.HookOutcomeCancelled,
+}
+
+// mapHookAttachment ends the hook run an attachment reports, by the id its
+// hook_progress line started it under, and says whether it was one. Newer
+// CLIs attach a hook's end (its outcome, output and exit code); the other
+// attachments (context a hook added, skill listings, ...) are metadata.
+func mapHookAttachment(em *adapter.Emitter, env canonical.Event, l line) bool {
+	var a struct {
+		Type          string          `json:"type"`
+		HookName      string          `json:"hookName"`
+		HookEvent     string          `json:"hookEvent"`
+		ToolUseID     string          `json:"toolUseID"`
+		Command       string          `json:"command"`
+		Content       string          `json:"content"`
+		Stdout        string          `json:"stdout"`
+		Stderr        string          `json:"stderr"`
+		ExitCode      *int            `json:"exitCode"`
+		BlockingError json.RawMessage `json:"blockingError"`
+	}
+	if jsonscan.Unmarshal(l.Attachment, &a) != nil {
+		return false
+	}
+	outcome, ok := hookEnds[a.Type]
+	tool := firstNonEmpty(a.ToolUseID, l.ToolUseID)
+	if !ok || tool == "" {
+		return false
+	}
+	p := &canonical.HookCompleted{Outcome: outcome, Stdout: a.Stdout, Stderr: a.Stderr, ExitCode: a.ExitCode}
+	// A blocking error is the reason the hook gave, with its command: a
+	// string in some versions, {blockingError, command} in others.
+	var blocked struct {
+		BlockingError string `json:"blockingError"`
+		Command       string `json:"command"`
+	}
+	if jsonscan.Unmarshal(a.BlockingError, &blocked.BlockingError) != nil {
+		_ = jsonscan.Unmarshal(a.BlockingError, &blocked) // neither: no reason stated
+	}
+	p.Output = firstNonEmpty(blocked.BlockingError, a.Content)
+	event, _, _ := strings.Cut(a.HookName, ":")
+	p.HookID = hookRun(em, tool, firstNonEmpty(a.HookEvent, event), firstNonEmpty(a.Command, blocked.Command))
+	em.Emit(env, p)
+	return true
 }
 
 func nullable(r json.RawMessage) json.RawMessage {

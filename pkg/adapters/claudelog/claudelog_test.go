@@ -162,6 +162,51 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "an attachment that reports a hook's end ends the run its hook_progress line started",
+			given: []string{
+				user("u1", "go"),
+				hook("sess_1", "SessionStart", "prime.sh"),
+				hook("toolu_1", "PreToolUse", "log.sh"),
+				hook("toolu_1", "PreToolUse", "guard.sh"),
+				// The run's tool use id in the attachment, or on the line; its event, or its name's.
+				`{"type":"attachment","attachment":{"type":"hook_success","hookName":"SessionStart:startup","command":"prime.sh","stdout":"primed","exitCode":0,"durationMs":116},"toolUseID":"sess_1","uuid":"a1","sessionId":"s1"}`,
+				`{"type":"attachment","attachment":{"type":"hook_success","hookName":"PreToolUse:Bash","hookEvent":"PreToolUse","toolUseID":"toolu_1","content":"","stdout":"","stderr":"warn\n","exitCode":0,"command":"log.sh","durationMs":31},"uuid":"a2","sessionId":"s1"}`,
+				`{"type":"attachment","attachment":{"type":"hook_blocking_error","hookName":"PreToolUse:Bash","hookEvent":"PreToolUse","toolUseID":"toolu_1","blockingError":{"blockingError":"rm -rf is not allowed","command":"guard.sh"}},"uuid":"a3","sessionId":"s1"}`,
+				`{"type":"attachment","attachment":{"type":"hook_additional_context","hookName":"PreToolUse","content":["be careful"]},"uuid":"a4","sessionId":"s1"}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				started := map[string]string{}
+				type end struct {
+					command, outcome, output, stdout, stderr string
+					exit                                     int
+				}
+				var ends []end
+				metadata := 0
+				for _, e := range evs {
+					switch p := e.Payload.(type) { //nolint:gochecksumtype // only hooks and metadata matter here
+					case *canonical.HookStarted:
+						started[p.HookID] = p.Command
+					case *canonical.HookCompleted:
+						require.Contains(t, started, p.HookID, "a run that started")
+						x := -1
+						if p.ExitCode != nil {
+							x = *p.ExitCode
+						}
+						ends = append(ends, end{started[p.HookID], string(p.Outcome), p.Output, p.Stdout, p.Stderr, x})
+					case *canonical.ThreadMetadataUpdated:
+						metadata++
+					}
+				}
+				require.Equal(t, []end{
+					{command: "prime.sh", outcome: "success", stdout: "primed"},
+					{command: "log.sh", outcome: "success", stderr: "warn\n"},
+					{command: "guard.sh", outcome: "error", output: "rm -rf is not allowed", exit: -1},
+				}, ends)
+				require.Equal(t, 1, metadata, "context a hook added is metadata")
+			},
+		},
+		{
 			name: "a stop_hook_summary without errors ends each of its runs as a success",
 			given: []string{
 				user("u1", "go"),
@@ -470,6 +515,10 @@ func FuzzMap(f *testing.F) {
 	for i, l := range lines {
 		f.Add(l, lines[(i+1)%len(lines)])
 	}
+	// A hook run and its end, as a summary and as an attachment.
+	run := []byte(`{"type":"progress","data":{"type":"hook_progress","hookEvent":"Stop","hookName":"Stop","command":"a.sh"},"toolUseID":"t","uuid":"h","sessionId":"s"}`)
+	f.Add(run, []byte(`{"type":"system","subtype":"stop_hook_summary","hookInfos":[{"command":"a.sh"}],"hookErrors":["a.sh: 1"],"toolUseID":"t","uuid":"s","sessionId":"s"}`))
+	f.Add(run, []byte(`{"type":"attachment","attachment":{"type":"hook_blocking_error","hookEvent":"Stop","toolUseID":"t","blockingError":{"blockingError":"no","command":"a.sh"}},"uuid":"a","sessionId":"s"}`))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		s := claudelog.Adapter{}.NewSession("")
 		for i, frame := range [][]byte{a, b} {

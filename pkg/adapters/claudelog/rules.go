@@ -29,7 +29,7 @@ var rules = adapter.Rules{
 	{Kind: "file-history-snapshot", Emits: metadata, Note: metadataNote + " (rewind snapshot)"},
 	{Kind: "queue-operation", Emits: metadata, Note: metadataNote + " (input queue; the user line that follows carries the prompt)"},
 	{Kind: "last-prompt", Emits: metadata, Note: metadataNote + " (resume pointer)"},
-	{Kind: "attachment", Emits: metadata, Note: metadataNote + " (context attached to the conversation: skill and agent listings, hook output, ...)"},
+	{Kind: "attachment", Emits: k(canonical.KindThreadMetadataUpdated, canonical.KindHookCompleted), Note: metadataNote + " (context attached to the conversation: skill and agent listings, context a hook added, ...). The end of a hook run (hook_success, hook_non_blocking_error, hook_blocking_error, hook_error_during_execution, hook_cancelled) is hook.completed of the run its hook_progress line started (toolUseID, hookEvent or hookName's event, command): stdout, stderr, exitCode, the blocking error or content as output"},
 	{Kind: "agent-name", Emits: metadata, Note: metadataNote},
 	{Kind: "tag", Emits: metadata, Note: metadataNote},
 	{Kind: "pr-link", Emits: metadata, Note: metadataNote},

@@ -12,7 +12,7 @@ var lineFields = []string{
 	"isApiErrorMessage", "error", "message", "toolUseResult", "data", "toolUseID", "parentToolUseID",
 	"summary", "customTitle", "content", "durationMs", "compactMetadata", "level", "hookErrors",
 	"preventedContinuation", "retryAttempt", "maxRetries", "snapshot", "isSnapshotUpdate",
-	"version", "cwd", "gitBranch", "hookInfos",
+	"version", "cwd", "gitBranch", "hookInfos", "attachment",
 }
 
 // scanLine decodes a session-log line as json.Unmarshal into line does, by
@@ -28,7 +28,7 @@ func scanLine(b []byte) (line, jsonscan.Info, bool) {
 		return line{}, info, false
 	}
 	c := bytes.Clone(b)
-	var v [31][]byte
+	var v [32][]byte
 	if !jsonscan.Fields(c, lineFields, v[:]) {
 		return line{}, info, false
 	}
@@ -56,7 +56,7 @@ func scanLine(b []byte) (line, jsonscan.Info, bool) {
 		}
 		*p = x
 	}
-	l.Error, l.Message, l.ToolUseResult, l.Data, l.Content, l.CompactMetadata, l.Snapshot, l.HookInfos = v[9], v[10], v[11], v[12], v[17], v[19], v[25], v[30]
+	l.Error, l.Message, l.ToolUseResult, l.Data, l.Content, l.CompactMetadata, l.Snapshot, l.HookInfos, l.Attachment = v[9], v[10], v[11], v[12], v[17], v[19], v[25], v[30], v[31]
 	// The few members of other types are small: decoded as they are.
 	for _, m := range [...]struct {
 		i int
