@@ -128,6 +128,7 @@ type hookPatch struct {
 	command                *string
 	output, stdout, stderr *string
 	exitCode               *int
+	durationMs             *int64
 	startedAt, completedAt *time.Time
 }
 
@@ -621,6 +622,9 @@ func (w *writes) fold(e *canonical.Event) {
 		h.output, h.stdout, h.stderr = orKeep(h.output, p.Output), orKeep(h.stdout, p.Stdout), orKeep(h.stderr, p.Stderr)
 		if p.ExitCode != nil {
 			h.exitCode = new(*p.ExitCode)
+		}
+		if p.DurationMs != nil {
+			h.durationMs = new(*p.DurationMs)
 		}
 	case *canonical.AccountRateLimitsUpdated:
 		w.rateLimits(e, p)

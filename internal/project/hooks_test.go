@@ -31,13 +31,13 @@ func TestHookRuns(t *testing.T) {
 		hook(11, "toolu_1", "PreToolUse", "guard.sh"),
 		// Newer CLIs attach the end of every hook run.
 		`{"type":"attachment","attachment":{"type":"hook_success","hookName":"PreToolUse:Bash","hookEvent":"PreToolUse","toolUseID":"toolu_1",` +
-			`"stdout":"logged","exitCode":0,"command":"log.sh"},"uuid":"a1","sessionId":"s1","timestamp":"` + ts(15) + `"}`,
+			`"stdout":"logged","exitCode":0,"command":"log.sh","durationMs":4},"uuid":"a1","sessionId":"s1","timestamp":"` + ts(15) + `"}`,
 		`{"type":"attachment","attachment":{"type":"hook_blocking_error","hookName":"PreToolUse:Bash","hookEvent":"PreToolUse","toolUseID":"toolu_1",` +
 			`"blockingError":{"blockingError":"not allowed","command":"guard.sh"}},"uuid":"a2","sessionId":"s1","timestamp":"` + ts(16) + `"}`,
 		hook(20, "toolu_1", "PostToolUse", "log.sh"),
 		hook(30, "stop_1", "Stop", "log.sh"),
 		hook(31, "stop_1", "Stop", "check.sh"),
-		`{"type":"system","subtype":"stop_hook_summary","hookInfos":[{"command":"log.sh"},{"command":"check.sh"}],` +
+		`{"type":"system","subtype":"stop_hook_summary","hookInfos":[{"command":"log.sh","durationMs":180},{"command":"check.sh"}],` +
 			`"hookErrors":["check.sh: exit status 2"],"toolUseID":"stop_1","uuid":"s","sessionId":"s1","timestamp":"` + ts(250) + `"}`,
 	}
 	path := filepath.Join(t.TempDir(), "claude-log", "hooks.jsonl")
@@ -49,7 +49,7 @@ func TestHookRuns(t *testing.T) {
 
 	rows, err := e.pool.Query(context.Background(), `
 		SELECT hook_event, hook_name, command, coalesce(outcome, ''), coalesce(output, '') || coalesce(stdout, '') || coalesce(exit_code::text, ''),
-		       coalesce(extract(epoch FROM completed_at - started_at) * 1000, -1)::int, turn_id IS NOT NULL
+		       coalesce(duration_ms, extract(epoch FROM completed_at - started_at) * 1000, -1)::int, turn_id IS NOT NULL
 		FROM hooks ORDER BY started_at`)
 	require.NoError(t, err)
 	type run struct {
@@ -65,10 +65,10 @@ func TestHookRuns(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, []run{
-		{"PreToolUse", "PreToolUse:Bash", "log.sh", "success", "logged0", 5, true},
+		{"PreToolUse", "PreToolUse:Bash", "log.sh", "success", "logged0", 4, true}, // as measured
 		{"PreToolUse", "PreToolUse:Bash", "guard.sh", "error", "not allowed", 5, true},
 		{"PostToolUse", "PostToolUse:Bash", "log.sh", "", "", -1, true},
-		{"Stop", "Stop:Bash", "log.sh", "success", "", 220, true},
+		{"Stop", "Stop:Bash", "log.sh", "success", "", 180, true},
 		{"Stop", "Stop:Bash", "check.sh", "error", "check.sh: exit status 2", 219, true},
 	}, got)
 }

@@ -465,6 +465,7 @@ var hookCols = []column{
 	{name: "started_at", typ: "timestamptz", merge: first("h", "started_at")},
 	{name: "completed_at", typ: "timestamptz", merge: keep("h", "completed_at")},
 	{name: "command", typ: "text", merge: keep("h", "command")},
+	{name: "duration_ms", typ: "int8", merge: keep("h", "duration_ms")},
 }
 
 var upsertHooks = upsertSQL("hooks", "h", "(tenant_id, session_id, hook_id)", hookCols, ownSets(hookCols))
@@ -972,7 +973,7 @@ func (w *writes) queue(b *pgx.Batch) {
 	for _, k := range sortedKeys(w.hooks, cmpOwn) {
 		h := w.hooks[k]
 		rs.add(k.tenant, k.session, k.id, h.provider, h.turn, h.name, h.event, h.outcome, h.output,
-			h.stdout, h.stderr, h.exitCode, h.startedAt, h.completedAt, h.command)
+			h.stdout, h.stderr, h.exitCode, h.startedAt, h.completedAt, h.command, h.durationMs)
 	}
 	rs.queueTo(b, upsertHooks)
 

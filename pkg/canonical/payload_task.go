@@ -76,6 +76,8 @@ type HookCompleted struct {
 	Stderr string `json:"stderr,omitempty"`
 	// ExitCode is the hook process's exit status.
 	ExitCode *int `json:"exitCode,omitempty"`
+	// DurationMs is how long the run took, as the provider measured it.
+	DurationMs *int64 `json:"durationMs,omitempty"`
 }
 
 // ToolProgress is the payload of tool.progress.

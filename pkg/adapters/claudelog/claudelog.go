@@ -490,7 +490,8 @@ func hookRun(em *adapter.Emitter, toolUseID, event, command string) string {
 // does not say which failed (with one hook, that one).
 func mapStopHooks(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 	var infos []struct {
-		Command string `json:"command"`
+		Command    string `json:"command"`
+		DurationMs *int64 `json:"durationMs"`
 	}
 	_ = jsonscan.Unmarshal(l.HookInfos, &infos) // absent or unreadable: the summary's outcome alone
 	if len(infos) == 0 || l.ToolUseID == "" {
@@ -524,7 +525,7 @@ func mapStopHooks(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 		if len(errs) == 0 {
 			errs = unnamed
 		}
-		p := &canonical.HookCompleted{HookID: hookRun(em, l.ToolUseID, event, h.Command), Outcome: canonical.HookOutcomeSuccess}
+		p := &canonical.HookCompleted{HookID: hookRun(em, l.ToolUseID, event, h.Command), Outcome: canonical.HookOutcomeSuccess, DurationMs: nonNegative(h.DurationMs)}
 		if len(errs) > 0 {
 			p.Outcome, p.Output = canonical.HookOutcomeError, joinLines(errs)
 		}
@@ -557,6 +558,7 @@ func mapHookAttachment(em *adapter.Emitter, env canonical.Event, l line) bool {
 		Stdout        string          `json:"stdout"`
 		Stderr        string          `json:"stderr"`
 		ExitCode      *int            `json:"exitCode"`
+		DurationMs    *int64          `json:"durationMs"`
 		BlockingError json.RawMessage `json:"blockingError"`
 	}
 	if jsonscan.Unmarshal(l.Attachment, &a) != nil {
@@ -567,7 +569,7 @@ func mapHookAttachment(em *adapter.Emitter, env canonical.Event, l line) bool {
 	if !ok || tool == "" {
 		return false
 	}
-	p := &canonical.HookCompleted{Outcome: outcome, Stdout: a.Stdout, Stderr: a.Stderr, ExitCode: a.ExitCode}
+	p := &canonical.HookCompleted{Outcome: outcome, Stdout: a.Stdout, Stderr: a.Stderr, ExitCode: a.ExitCode, DurationMs: nonNegative(a.DurationMs)}
 	// A blocking error is the reason the hook gave, with its command: a
 	// string in some versions, {blockingError, command} in others.
 	var blocked struct {
@@ -582,6 +584,15 @@ func mapHookAttachment(em *adapter.Emitter, env canonical.Event, l line) bool {
 	p.HookID = hookRun(em, tool, firstNonEmpty(a.HookEvent, event), firstNonEmpty(a.Command, blocked.Command))
 	em.Emit(env, p)
 	return true
+}
+
+// nonNegative is a duration the provider measured, nil for none or for a
+// negative one, which measures nothing.
+func nonNegative(ms *int64) *int64 {
+	if ms == nil || *ms < 0 {
+		return nil
+	}
+	return ms
 }
 
 func nullable(r json.RawMessage) json.RawMessage {

@@ -22,7 +22,7 @@ import (
 const Dialect = "codex-app-server"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-app-server/9"
+const MappingVersion = "codex-app-server/10"
 
 // Raw sources: what the agent sends unasked, what it asks, and the
 // answers to requests in either direction.
@@ -1044,6 +1044,7 @@ func (mp *mapper) hook() {
 			SourcePath    string  `json:"sourcePath"`
 			Status        string  `json:"status"`
 			StatusMessage *string `json:"statusMessage"`
+			DurationMs    *int64  `json:"durationMs"`
 		} `json:"run"`
 	}
 	if !mp.params(&p) {
@@ -1061,7 +1062,11 @@ func (mp *mapper) hook() {
 	case "stopped":
 		outcome = canonical.HookOutcomeCancelled
 	}
-	mp.em.Emit(mp.env, &canonical.HookCompleted{HookID: id, Outcome: outcome, Output: deref(p.Run.StatusMessage)})
+	done := &canonical.HookCompleted{HookID: id, Outcome: outcome, Output: deref(p.Run.StatusMessage)}
+	if d := p.Run.DurationMs; d != nil && *d >= 0 {
+		done.DurationMs = d
+	}
+	mp.em.Emit(mp.env, done)
 }
 
 // autoReview maps the guardian's automatic review of an approval as a

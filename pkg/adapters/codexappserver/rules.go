@@ -59,7 +59,7 @@ var rules = adapter.Rules{
 	{Kind: "turn/plan/updated", Emits: kinds_{canonical.KindTurnPlanUpdated}, Note: "explanation and plan steps (pending, inProgress, completed)"},
 	{Kind: "turn/moderationMetadata", Emits: metadata, Note: "metadata.moderation"},
 	{Kind: "hook/started", Emits: kinds_{canonical.KindHookStarted}, Note: "run.id → hookId, run.sourcePath (or handlerType) → hookName, run.eventName → hookEvent"},
-	{Kind: "hook/completed", Emits: kinds_{canonical.KindHookCompleted}, Note: "run.status completed → success, failed/blocked → error, stopped → cancelled; statusMessage → output"},
+	{Kind: "hook/completed", Emits: kinds_{canonical.KindHookCompleted}, Note: "run.status completed → success, failed/blocked → error, stopped → cancelled; statusMessage → output; durationMs"},
 	// Items.
 	{Kind: "item/started", Emits: itemEvents, Note: "item.started with the item (type mapped, see item:*); a second start of an open item is an update. Items are native ids scoped by thread and turn"},
 	{Kind: "item/completed", Emits: itemEvents, Note: "item.completed, authoritative: final text per stream kind, exit code, files, status; an item never started is opened first"},

@@ -57,6 +57,7 @@ type ev struct {
 		EventName  string `json:"event_name"`
 		Status     string `json:"status"`
 		SourcePath string `json:"source_path"`
+		DurationMs *int64 `json:"duration_ms"`
 	} `json:"run"`
 	AgentThreadID string `json:"agent_thread_id"`
 	SessionID     string `json:"session_id"`
@@ -289,18 +290,20 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 			em.Emit(env, &canonical.HookStarted{HookID: "hook", HookName: "hook", HookEvent: "unknown"})
 		}
 	case "hook_completed":
-		out := canonical.HookOutcomeSuccess
-		id := "hook"
+		p := &canonical.HookCompleted{HookID: "hook", Outcome: canonical.HookOutcomeSuccess}
 		if e.Run != nil {
-			id = codexcommon.Text(e.Run.ID, id)
+			p.HookID = codexcommon.Text(e.Run.ID, p.HookID)
 			switch e.Run.Status {
 			case "failed", "blocked":
-				out = canonical.HookOutcomeError
+				p.Outcome = canonical.HookOutcomeError
 			case "stopped":
-				out = canonical.HookOutcomeCancelled
+				p.Outcome = canonical.HookOutcomeCancelled
+			}
+			if d := e.Run.DurationMs; d != nil && *d >= 0 {
+				p.DurationMs = d
 			}
 		}
-		em.Emit(env, &canonical.HookCompleted{HookID: id, Outcome: out})
+		em.Emit(env, p)
 	case "realtime_conversation_started":
 		em.Emit(env, &canonical.ThreadRealtimeStarted{RealtimeSessionID: e.SessionID})
 	case "realtime_conversation_realtime":

@@ -106,7 +106,7 @@ var rules = adapter.Rules{
 	{Kind: "shutdown_complete", Emits: ks{canonical.KindSessionExited}, Note: "graceful"},
 	{Kind: "raw_response_item", Emits: append(append(ks{}, tool...), canonical.KindContentDelta, canonical.KindTurnPlanUpdated, canonical.KindThreadMetadataUpdated), Note: "its item is mapped as a response_item line"},
 	{Kind: "hook_started", Emits: ks{canonical.KindHookStarted}, Note: "run id, event name"},
-	{Kind: "hook_completed", Emits: ks{canonical.KindHookCompleted}, Note: "run status completed → success, failed/blocked → error, stopped → cancelled"},
+	{Kind: "hook_completed", Emits: ks{canonical.KindHookCompleted}, Note: "run status completed → success, failed/blocked → error, stopped → cancelled; duration_ms"},
 	{Kind: "realtime_conversation_started", Emits: ks{canonical.KindThreadRealtimeStarted}, Note: "session_id → realtimeSessionId"},
 	{Kind: "realtime_conversation_realtime", Emits: ks{canonical.KindThreadRealtimeItemAdded}, Note: "the realtime event whole"},
 	{Kind: "realtime_conversation_closed", Emits: ks{canonical.KindThreadRealtimeClosed}, Note: "reason"},
