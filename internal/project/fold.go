@@ -130,6 +130,8 @@ type hookPatch struct {
 	exitCode               *int
 	durationMs             *int64
 	startedAt, completedAt *time.Time
+	// As turnPatch's.
+	startedIngested, completedIngested *bool
 }
 
 type rateRow struct {
@@ -611,14 +613,14 @@ func (w *writes) fold(e *canonical.Event) {
 		h := w.hook(e, p.HookID)
 		h.name, h.event, h.command = str(p.HookName), str(p.HookEvent), orKeep(h.command, p.Command)
 		if h.startedAt == nil {
-			h.startedAt = new(at)
+			h.startedAt, h.startedIngested = new(at), new(e.CreatedAtIngested)
 		}
 	case *canonical.HookProgress:
 		h := w.hook(e, p.HookID)
 		h.output, h.stdout, h.stderr = orKeep(h.output, p.Output), orKeep(h.stdout, p.Stdout), orKeep(h.stderr, p.Stderr)
 	case *canonical.HookCompleted:
 		h := w.hook(e, p.HookID)
-		h.outcome, h.completedAt = new(string(p.Outcome)), new(at)
+		h.outcome, h.completedAt, h.completedIngested = new(string(p.Outcome)), new(at), new(e.CreatedAtIngested)
 		h.output, h.stdout, h.stderr = orKeep(h.output, p.Output), orKeep(h.stdout, p.Stdout), orKeep(h.stderr, p.Stderr)
 		if p.ExitCode != nil {
 			h.exitCode = new(*p.ExitCode)

@@ -466,6 +466,9 @@ var hookCols = []column{
 	{name: "completed_at", typ: "timestamptz", merge: keep("h", "completed_at")},
 	{name: "command", typ: "text", merge: keep("h", "command")},
 	{name: "duration_ms", typ: "int8", merge: keep("h", "duration_ms")},
+	// Merged as the times they qualify, so taken with them.
+	{name: "started_at_ingested", typ: "bool", merge: first("h", "started_at_ingested")},
+	{name: "completed_at_ingested", typ: "bool", merge: keep("h", "completed_at_ingested")},
 }
 
 var upsertHooks = upsertSQL("hooks", "h", "(tenant_id, session_id, hook_id)", hookCols, ownSets(hookCols))
@@ -973,7 +976,7 @@ func (w *writes) queue(b *pgx.Batch) {
 	for _, k := range sortedKeys(w.hooks, cmpOwn) {
 		h := w.hooks[k]
 		rs.add(k.tenant, k.session, k.id, h.provider, h.turn, h.name, h.event, h.outcome, h.output,
-			h.stdout, h.stderr, h.exitCode, h.startedAt, h.completedAt, h.command, h.durationMs)
+			h.stdout, h.stderr, h.exitCode, h.startedAt, h.completedAt, h.command, h.durationMs, h.startedIngested, h.completedIngested)
 	}
 	rs.queueTo(b, upsertHooks)
 

@@ -3,6 +3,7 @@ package project_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,30 @@ func fixture(tenant string) recording {
 	add(read.Add(5*time.Millisecond), tid7, "", "", &canonical.TurnCompleted{State: canonical.TurnStateCompleted})
 	for i := from; i < len(evs); i++ {
 		evs[i].CreatedAtIngested = true
+	}
+	// Four runs of one hook: one measured (40 ms, over a 100 ms span), one
+	// failed after 60 ms, one whose end the log never reports, one timed
+	// when ingest read it.
+	hooks := day2.Add(30 * time.Second)
+	for i, run := range []struct {
+		ms       int
+		outcome  canonical.HookOutcome
+		measured int64
+		ingested bool
+	}{{100, canonical.HookOutcomeSuccess, 40, false}, {60, canonical.HookOutcomeError, 0, false}, {0, "", 0, false}, {1, canonical.HookOutcomeSuccess, 0, true}} {
+		id := fmt.Sprintf("hook-%d", i)
+		at := hooks.Add(time.Duration(i) * time.Second)
+		add(at, "", "", "", &canonical.HookStarted{HookID: id, HookName: "PreToolUse:Bash", HookEvent: "PreToolUse", Command: "guard.sh"})
+		if run.outcome != "" {
+			done := &canonical.HookCompleted{HookID: id, Outcome: run.outcome}
+			if run.measured > 0 {
+				done.DurationMs = &run.measured
+			}
+			add(at.Add(time.Duration(run.ms)*time.Millisecond), "", "", "", done)
+		}
+		if run.ingested {
+			evs[len(evs)-1].CreatedAtIngested, evs[len(evs)-2].CreatedAtIngested = true, true
+		}
 	}
 	// Two turns failed alike: their messages differ in the request id.
 	for i, req := range []string{"99cdbe04acfb0b34-AMS", "99cdc9b14d7266f1-AMS"} {
@@ -203,6 +228,11 @@ func TestViews(t *testing.T) {
 	require.Equal(t, []int{2, 1}, []int{stated, ingested}, "the times are kept, and said to be read")
 
 	var n int
+	var runs [4]int
+	q(`SELECT runs, succeeded, failed, no_outcome, p50_ms::text, p95_ms::text FROM hook_runs WHERE command = 'guard.sh' AND hook_event = 'PreToolUse'`,
+		&runs[0], &runs[1], &runs[2], &runs[3], &p50, &p95)
+	require.Equal(t, [4]int{4, 2, 1, 1}, runs)
+	require.Equal(t, []string{"50.000", "59.000"}, []string{p50, p95}, "the measured 40 ms and the 60 ms span; not the run read after the fact")
 	q(`SELECT count(*) FROM turn_failures WHERE state = 'completed'`, &n)
 	require.Zero(t, n, "an unreadable frame is not the turn's failure")
 	var reason, example string
@@ -264,7 +294,7 @@ func TestRLS(t *testing.T) {
 	ctx := context.Background()
 	relations := append([]string{"events"}, projectionTables...)
 	relations = append(relations, "item_texts", "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
-		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version", "usage_priced", "unpriced_models")
+		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version", "usage_priced", "unpriced_models", "hook_runs")
 	asAnalyst := func(tenant string, f func(tx pgx.Tx)) {
 		tx, err := e.pool.Begin(ctx)
 		require.NoError(t, err)
@@ -282,7 +312,7 @@ func TestRLS(t *testing.T) {
 			var mine, others int
 			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE tenant_id = 'acme'), count(*) FILTER (WHERE tenant_id <> 'acme') FROM `+r).Scan(&mine, &others), r)
 			require.Zero(t, others, r)
-			if r != "tasks" && r != "hooks" && r != "rate_limit_observations" && r != "threads" && r != "turn_failures" && r != "unpriced_models" {
+			if r != "tasks" && r != "rate_limit_observations" && r != "threads" && r != "turn_failures" && r != "unpriced_models" {
 				require.Positive(t, mine, r)
 			}
 		}
