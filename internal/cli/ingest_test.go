@@ -37,16 +37,23 @@ func runIngestFrom(t *testing.T, stdin io.Reader, args ...string) result {
 	return result{code, out.String(), errOut.String()}
 }
 
-func rawCount(t *testing.T, url string) uint64 {
+// rawStream is RAW on the server at url, over a connection closed with
+// the test.
+func rawStream(t *testing.T, url string) jetstream.Stream {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	require.NoError(t, err)
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
 	s, err := js.Stream(t.Context(), bus.RawStream)
 	require.NoError(t, err)
-	info, err := s.Info(t.Context())
+	return s
+}
+
+func rawCount(t *testing.T, url string) uint64 {
+	t.Helper()
+	info, err := rawStream(t, url).Info(t.Context())
 	require.NoError(t, err)
 	return info.State.Msgs
 }
@@ -114,13 +121,7 @@ func TestIngestStdinBacklog(t *testing.T) {
 	r = runIngest(t, "{\"type\":\"turn.started\"}\n", "stdin", "--nats-url", url, "--session", "live", "--dialect", "codex-exec")
 	require.Equal(t, ExitOK, r.code, r.stderr)
 
-	nc, err := nats.Connect(url)
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	stream, err := js.Stream(t.Context(), bus.RawStream)
-	require.NoError(t, err)
+	stream := rawStream(t, url)
 	backlog := map[string]bool{}
 	for seq := uint64(1); seq <= 3; seq++ {
 		m, err := stream.GetMsg(t.Context(), seq)
