@@ -205,8 +205,8 @@ type follower struct {
 	kv    jetstream.KeyValue
 	opts  FollowOptions
 	files map[string]*followState
-	// polled says the first poll is done: a file found after it was
-	// written while it was followed.
+	// polled says the first poll is done: what a file found after that
+	// holds was written while the follower ran.
 	polled bool
 }
 
