@@ -61,6 +61,11 @@ func TestUsageOfTurnsNotEnded(t *testing.T) {
 			var viewed []int64
 			require.NoError(t, e.pool.QueryRow(ctx, sums+`usage_by_session`).Scan(&viewed))
 			require.Equal(t, ledger, viewed)
+			// The views say how much of it is a turn's usage so far.
+			var perDay, perMonth, perSession int
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT (SELECT sum(provisional_turns) FROM usage_by_day), (SELECT sum(provisional_turns) FROM usage_by_month),
+				(SELECT sum(provisional_turns) FROM usage_by_session)`).Scan(&perDay, &perMonth, &perSession))
+			require.Equal(t, []int{provisional, provisional, 1}, []int{perDay, perMonth, perSession}, "the open turn's rows, one turn")
 			// A report replaces the one before, in whichever batch it comes.
 			requireSameDump(t, e.dump(), projectedBy(t, project.Config{Workers: 1, BatchSize: 1}, cut).dump(), "the projection in one batch")
 
@@ -78,7 +83,7 @@ func TestUsageOfTurnsNotEnded(t *testing.T) {
 					var got []int64
 					require.NoError(t, both.pool.QueryRow(ctx, sums+`usage_by_day`).Scan(&got))
 					require.Equal(t, want, got, "%d workers, batch size %d, %s first: the turn's own count, once", cfg.Workers, cfg.BatchSize, recs[0].name)
-					require.NoError(t, both.pool.QueryRow(ctx, `SELECT count(*) FROM usage_ledger WHERE provisional`).Scan(&provisional))
+					require.NoError(t, both.pool.QueryRow(ctx, `SELECT count(*) + (SELECT sum(provisional_turns) FROM usage_by_day) FROM usage_ledger WHERE provisional`).Scan(&provisional))
 					require.Zero(t, provisional, "%d workers, batch size %d, %s first", cfg.Workers, cfg.BatchSize, recs[0].name)
 					dumps = append(dumps, both.dump())
 				}
