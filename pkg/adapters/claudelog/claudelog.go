@@ -554,7 +554,7 @@ func mapHookAttachment(em *adapter.Emitter, env canonical.Event, l line) bool {
 		HookEvent     string          `json:"hookEvent"`
 		ToolUseID     string          `json:"toolUseID"`
 		Command       string          `json:"command"`
-		Content       string          `json:"content"`
+		Content       json.RawMessage `json:"content"`
 		Stdout        string          `json:"stdout"`
 		Stderr        string          `json:"stderr"`
 		ExitCode      *int            `json:"exitCode"`
@@ -579,7 +579,9 @@ func mapHookAttachment(em *adapter.Emitter, env canonical.Event, l line) bool {
 	if jsonscan.Unmarshal(a.BlockingError, &blocked.BlockingError) != nil {
 		_ = jsonscan.Unmarshal(a.BlockingError, &blocked) // neither: no reason stated
 	}
-	p.Output = firstNonEmpty(blocked.BlockingError, a.Content)
+	var content string // text, or lines of it in some attachments: those stay in raw
+	_ = jsonscan.Unmarshal(a.Content, &content)
+	p.Output = firstNonEmpty(blocked.BlockingError, content)
 	event, _, _ := strings.Cut(a.HookName, ":")
 	p.HookID = hookRun(em, tool, firstNonEmpty(a.HookEvent, event), firstNonEmpty(a.Command, blocked.Command))
 	em.Emit(env, p)

@@ -171,7 +171,7 @@ func TestMap(t *testing.T) {
 				// The run's tool use id in the attachment, or on the line; its event, or its name's.
 				`{"type":"attachment","attachment":{"type":"hook_success","hookName":"SessionStart:startup","command":"prime.sh","stdout":"primed","exitCode":0,"durationMs":116},"toolUseID":"sess_1","uuid":"a1","sessionId":"s1"}`,
 				`{"type":"attachment","attachment":{"type":"hook_success","hookName":"PreToolUse:Bash","hookEvent":"PreToolUse","toolUseID":"toolu_1","content":"","stdout":"","stderr":"warn\n","exitCode":0,"command":"log.sh","durationMs":31},"uuid":"a2","sessionId":"s1"}`,
-				`{"type":"attachment","attachment":{"type":"hook_blocking_error","hookName":"PreToolUse:Bash","hookEvent":"PreToolUse","toolUseID":"toolu_1","blockingError":{"blockingError":"rm -rf is not allowed","command":"guard.sh"}},"uuid":"a3","sessionId":"s1"}`,
+				`{"type":"attachment","attachment":{"type":"hook_blocking_error","hookName":"PreToolUse:Bash","hookEvent":"PreToolUse","toolUseID":"toolu_1","blockingError":{"blockingError":"rm -rf is not allowed","command":"guard.sh"},"content":["a","b"]},"uuid":"a3","sessionId":"s1"}`,
 				`{"type":"attachment","attachment":{"type":"hook_additional_context","hookName":"PreToolUse","content":["be careful"]},"uuid":"a4","sessionId":"s1"}`,
 			},
 			check: func(t *testing.T, evs []canonical.Event) {
