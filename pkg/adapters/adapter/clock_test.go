@@ -123,3 +123,12 @@ func TestIngestedTimes(t *testing.T) {
 	em.Emit(canonical.Event{}, &canonical.TurnStarted{})
 	require.False(t, em.Events()[0].CreatedAtIngested, "a time the adapter read from the frame")
 }
+
+func TestMeasured(t *testing.T) {
+	t.Parallel()
+	neg, zero, secs := int64(-1), int64(0), 1.5
+	require.Nil(t, Measured[int64](nil))
+	require.Nil(t, Measured(&neg), "a negative duration measures nothing")
+	require.Equal(t, &zero, Measured(&zero))
+	require.Equal(t, &secs, Measured(&secs))
+}

@@ -32,3 +32,12 @@ func UnixMilli(ms int64) (time.Time, bool) {
 	}
 	return time.UnixMilli(ms).UTC(), true
 }
+
+// Measured is a duration a provider measured, nil when it states none or
+// a negative one, which measures nothing.
+func Measured[T int64 | float64](d *T) *T {
+	if d == nil || *d < 0 {
+		return nil
+	}
+	return d
+}

@@ -473,9 +473,7 @@ func mapProgress(em *adapter.Emitter, st *State, env canonical.Event, l line, ki
 	}
 	tool := firstNonEmpty(l.ParentToolUseID, l.ToolUseID)
 	p := &canonical.ToolProgress{ToolUseID: tool, Summary: firstNonEmpty(d.TaskDesc, d.Type, kind)}
-	if d.Elapsed != nil && *d.Elapsed >= 0 {
-		p.ElapsedSeconds = d.Elapsed
-	}
+	p.ElapsedSeconds = adapter.Measured(d.Elapsed)
 	em.Emit(env, p)
 }
 
@@ -525,7 +523,7 @@ func mapStopHooks(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 		if len(errs) == 0 {
 			errs = unnamed
 		}
-		p := &canonical.HookCompleted{HookID: hookRun(em, l.ToolUseID, event, h.Command), Outcome: canonical.HookOutcomeSuccess, DurationMs: nonNegative(h.DurationMs)}
+		p := &canonical.HookCompleted{HookID: hookRun(em, l.ToolUseID, event, h.Command), Outcome: canonical.HookOutcomeSuccess, DurationMs: adapter.Measured(h.DurationMs)}
 		if len(errs) > 0 {
 			p.Outcome, p.Output = canonical.HookOutcomeError, joinLines(errs)
 		}
@@ -569,7 +567,7 @@ func mapHookAttachment(em *adapter.Emitter, env canonical.Event, l line) bool {
 	if !ok || tool == "" {
 		return false
 	}
-	p := &canonical.HookCompleted{Outcome: outcome, Stdout: a.Stdout, Stderr: a.Stderr, ExitCode: a.ExitCode, DurationMs: nonNegative(a.DurationMs)}
+	p := &canonical.HookCompleted{Outcome: outcome, Stdout: a.Stdout, Stderr: a.Stderr, ExitCode: a.ExitCode, DurationMs: adapter.Measured(a.DurationMs)}
 	// A blocking error is the reason the hook gave, with its command: a
 	// string in some versions, {blockingError, command} in others.
 	var blocked struct {
@@ -586,15 +584,6 @@ func mapHookAttachment(em *adapter.Emitter, env canonical.Event, l line) bool {
 	p.HookID = hookRun(em, tool, firstNonEmpty(a.HookEvent, event), firstNonEmpty(a.Command, blocked.Command))
 	em.Emit(env, p)
 	return true
-}
-
-// nonNegative is a duration the provider measured, nil for none or for a
-// negative one, which measures nothing.
-func nonNegative(ms *int64) *int64 {
-	if ms == nil || *ms < 0 {
-		return nil
-	}
-	return ms
 }
 
 func nullable(r json.RawMessage) json.RawMessage {

@@ -619,9 +619,7 @@ func (mp *mapper) turnCompleted() {
 		return
 	}
 	done := &canonical.TurnCompleted{State: turnState(p.Turn.Status)}
-	if d := p.Turn.DurationMs; d != nil && *d >= 0 {
-		done.DurationMs = d
-	}
+	done.DurationMs = adapter.Measured(p.Turn.DurationMs)
 	if e := p.Turn.Error; e != nil {
 		done.ErrorMessage = codexcommon.Text(e.Message, "turn failed")
 		if done.State == canonical.TurnStateFailed {
@@ -1062,11 +1060,7 @@ func (mp *mapper) hook() {
 	case "stopped":
 		outcome = canonical.HookOutcomeCancelled
 	}
-	done := &canonical.HookCompleted{HookID: id, Outcome: outcome, Output: deref(p.Run.StatusMessage)}
-	if d := p.Run.DurationMs; d != nil && *d >= 0 {
-		done.DurationMs = d
-	}
-	mp.em.Emit(mp.env, done)
+	mp.em.Emit(mp.env, &canonical.HookCompleted{HookID: id, Outcome: outcome, Output: deref(p.Run.StatusMessage), DurationMs: adapter.Measured(p.Run.DurationMs)})
 }
 
 // autoReview maps the guardian's automatic review of an approval as a

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentwire/agentwire/internal/jsonscan"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -83,9 +84,7 @@ func (it Item) Lifecycle(data json.RawMessage, final bool) canonical.ItemLifecyc
 		p.Detail = it.Message
 	}
 	p.Files = changedFiles(it.Changes)
-	if it.DurationMs != nil && *it.DurationMs >= 0 {
-		p.DurationMs = it.DurationMs
-	}
+	p.DurationMs = adapter.Measured(it.DurationMs)
 	if !final {
 		p.ExitCode, p.DurationMs = nil, nil
 		if p.Status != canonical.ItemStatusInProgress {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentwire/agentwire/internal/jsonscan"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/adapters/codexcommon"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -171,11 +172,7 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 	case "task_complete":
 		mp.st.Unmarked = false
 		mp.ensureTurn(e.turn())
-		done := &canonical.TurnCompleted{State: canonical.TurnStateCompleted}
-		if e.DurationMs != nil && *e.DurationMs >= 0 {
-			done.DurationMs = e.DurationMs
-		}
-		mp.endTurn(done)
+		mp.endTurn(&canonical.TurnCompleted{State: canonical.TurnStateCompleted, DurationMs: adapter.Measured(e.DurationMs)})
 	case "turn_aborted":
 		reason := codexcommon.Text(strings.Trim(string(e.Reason), `"`), "aborted")
 		em.Emit(env, &canonical.TurnAborted{Reason: reason})
@@ -299,9 +296,7 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 			case "stopped":
 				p.Outcome = canonical.HookOutcomeCancelled
 			}
-			if d := e.Run.DurationMs; d != nil && *d >= 0 {
-				p.DurationMs = d
-			}
+			p.DurationMs = adapter.Measured(e.Run.DurationMs)
 		}
 		em.Emit(env, p)
 	case "realtime_conversation_started":

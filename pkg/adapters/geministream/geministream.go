@@ -551,10 +551,7 @@ func foldStats(raw json.RawMessage, p *canonical.TurnCompleted) error {
 		return err
 	}
 	p.Usage = &u
-	if stats.DurationMs != nil && *stats.DurationMs >= 0 {
-		d := *stats.DurationMs
-		p.DurationMs = &d
-	}
+	p.DurationMs = adapter.Measured(stats.DurationMs)
 	names := make([]string, 0, len(stats.Models))
 	for name := range stats.Models {
 		if name != "" { // a model without a name is no model the canonical usage can name
