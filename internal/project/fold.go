@@ -50,23 +50,19 @@ type threadPatch struct {
 }
 
 type turnPatch struct {
-	session, provider    string
-	thread               *string
-	state, model, effort *string
-	startedAt, endedAt   *time.Time
-	// startedIngested and endedIngested say the times were when ingest
-	// read a log written earlier (canonical.Event.CreatedAtIngested): the
-	// span between them is no duration. Set with the times they qualify.
-	startedIngested, endedIngested *bool
-	stopReason                     *string
-	errorMessage, errorClass       *string
-	usage                          *canonical.TokenUsage
-	cost                           *float64
-	durationMs                     *int64
-	plan                           json.RawMessage
-	planExplanation                *string
-	diff                           *string
-	updatedAt                      time.Time
+	session, provider        string
+	thread                   *string
+	state, model, effort     *string
+	started, ended           stamp
+	stopReason               *string
+	errorMessage, errorClass *string
+	usage                    *canonical.TokenUsage
+	cost                     *float64
+	durationMs               *int64
+	plan                     json.RawMessage
+	planExplanation          *string
+	diff                     *string
+	updatedAt                time.Time
 	// providerTurn is the provider's turn id (Claude's: its first
 	// message's), by which the views count a turn two sessions describe
 	// under two ids once.
@@ -92,23 +88,19 @@ type itemPatch struct {
 	// deltas that came after the item completed in this batch: kept as a
 	// part, as they would be had the batch been cut after the completion,
 	// until a later completion folds them in.
-	content                [numStreams]*string
-	text, late             [numStreams]*strings.Builder
-	startedAt, completedAt *time.Time
-	// As turnPatch's.
-	startedIngested, completedIngested *bool
-	updatedAt                          time.Time
+	content            [numStreams]*string
+	text, late         [numStreams]*strings.Builder
+	started, completed stamp
+	updatedAt          time.Time
 }
 
 type requestPatch struct {
-	session, provider    string
-	thread, turn, item   *string
-	requestType, detail  *string
-	args, resolution     json.RawMessage
-	openedAt, resolvedAt *time.Time
-	// As turnPatch's.
-	openedIngested, resolvedIngested *bool
-	decision                         *string
+	session, provider   string
+	thread, turn, item  *string
+	requestType, detail *string
+	args, resolution    json.RawMessage
+	opened, resolved    stamp
+	decision            *string
 }
 
 type taskPatch struct {
@@ -129,9 +121,33 @@ type hookPatch struct {
 	output, stdout, stderr *string
 	exitCode               *int
 	durationMs             *int64
-	startedAt, completedAt *time.Time
-	// As turnPatch's.
-	startedIngested, completedIngested *bool
+	started, completed     stamp
+}
+
+// stamp is one end of a span: its time, and whether that is only when
+// ingest read a log written earlier (canonical.Event.CreatedAtIngested),
+// which makes the span no duration. One value, so that the two are set,
+// and merged, together.
+type stamp struct {
+	at       *time.Time
+	ingested bool
+}
+
+func stampOf(e *canonical.Event) stamp {
+	return stamp{at: new(e.CreatedAt), ingested: e.CreatedAtIngested}
+}
+
+var yes, no = true, false
+
+// flag is the value of the time's _ingested column: NULL without a time.
+func (s stamp) flag() *bool {
+	switch {
+	case s.at == nil:
+		return nil
+	case s.ingested:
+		return &yes
+	}
+	return &no
 }
 
 type rateRow struct {
@@ -265,7 +281,7 @@ func (w *writes) item(e *canonical.Event) *itemPatch {
 	k := key3{e.Tenant, e.SessionID, e.ItemID}
 	it := w.items[k]
 	if it == nil {
-		it = &itemPatch{session: e.SessionID, provider: string(e.Provider), startedAt: new(e.CreatedAt), startedIngested: new(e.CreatedAtIngested)}
+		it = &itemPatch{session: e.SessionID, provider: string(e.Provider), started: stampOf(e)}
 		w.items[k] = it
 	}
 	if e.ThreadID != "" {
@@ -361,7 +377,7 @@ func (it *itemPatch) lifecycle(p *canonical.ItemLifecycle) {
 }
 
 func (it *itemPatch) appendText(k canonical.StreamKind, s string) {
-	if i := streamIndex(k); it.completedAt != nil {
+	if i := streamIndex(k); it.completed.at != nil {
 		extend(&it.late[i], s)
 	} else {
 		extend(&it.text[i], s)
@@ -378,7 +394,7 @@ func extend(b **strings.Builder, s string) {
 
 // completes folds an item.completed in: the deltas that came late, after
 // an earlier completion in this batch, join the text it completes.
-func (it *itemPatch) completes(p *canonical.ItemCompleted, at time.Time, ingested bool) {
+func (it *itemPatch) completes(p *canonical.ItemCompleted, at stamp) {
 	for i, l := range it.late {
 		if l != nil {
 			extend(&it.text[i], l.String())
@@ -389,7 +405,7 @@ func (it *itemPatch) completes(p *canonical.ItemCompleted, at time.Time, ingeste
 		it.status = new(string(canonical.ItemStatusCompleted))
 	}
 	it.lifecycle((*canonical.ItemLifecycle)(p))
-	it.completedAt, it.completedIngested = new(at), new(ingested)
+	it.completed = at
 }
 
 var userAgentVersion = regexp.MustCompile(`^[^/\s]+/([0-9][^\s]*)`)
@@ -516,8 +532,8 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.TurnStarted:
 		if e.TurnID != "" {
 			t := w.turn(e)
-			if t.startedAt == nil {
-				t.startedAt, t.startedIngested = new(at), new(e.CreatedAtIngested)
+			if t.started.at == nil {
+				t.started = stampOf(e)
 			}
 			t.state = new("in_progress")
 			t.model, t.effort = str(p.Model), str(p.Effort)
@@ -529,7 +545,7 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.TurnAborted:
 		if e.TurnID != "" {
 			t := w.turn(e)
-			t.state, t.endedAt, t.endedIngested, t.errorMessage = new("aborted"), new(at), new(e.CreatedAtIngested), str(p.Reason)
+			t.state, t.ended, t.errorMessage = new("aborted"), stampOf(e), str(p.Reason)
 		}
 	case *canonical.TurnPlanUpdated:
 		if e.TurnID != "" {
@@ -557,7 +573,7 @@ func (w *writes) fold(e *canonical.Event) {
 		}
 	case *canonical.ItemCompleted:
 		if e.ItemID != "" {
-			w.item(e).completes(p, at, e.CreatedAtIngested)
+			w.item(e).completes(p, stampOf(e))
 		}
 	case *canonical.ContentDelta:
 		if e.ItemID != "" {
@@ -567,29 +583,29 @@ func (w *writes) fold(e *canonical.Event) {
 		if e.RequestID != "" {
 			r := w.request(e)
 			r.requestType, r.detail, r.args = new(string(p.RequestType)), str(p.Detail), p.Args
-			if r.openedAt == nil {
-				r.openedAt, r.openedIngested = new(at), new(e.CreatedAtIngested)
+			if r.opened.at == nil {
+				r.opened = stampOf(e)
 			}
 		}
 	case *canonical.RequestResolved:
 		if e.RequestID != "" {
 			r := w.request(e)
 			r.requestType, r.decision, r.resolution = new(string(p.RequestType)), str(p.Decision), p.Resolution
-			r.resolvedAt, r.resolvedIngested = new(at), new(e.CreatedAtIngested)
+			r.resolved = stampOf(e)
 		}
 	case *canonical.UserInputRequested:
 		if e.RequestID != "" {
 			r := w.request(e)
 			r.requestType, r.args = new("user_input"), p.Questions
-			if r.openedAt == nil {
-				r.openedAt, r.openedIngested = new(at), new(e.CreatedAtIngested)
+			if r.opened.at == nil {
+				r.opened = stampOf(e)
 			}
 		}
 	case *canonical.UserInputResolved:
 		if e.RequestID != "" {
 			r := w.request(e)
 			r.requestType, r.decision, r.resolution = new("user_input"), new("answered"), p.Answers
-			r.resolvedAt, r.resolvedIngested = new(at), new(e.CreatedAtIngested)
+			r.resolved = stampOf(e)
 		}
 	case *canonical.TaskStarted:
 		t := w.task(e, p.TaskID)
@@ -612,15 +628,15 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.HookStarted:
 		h := w.hook(e, p.HookID)
 		h.name, h.event, h.command = str(p.HookName), str(p.HookEvent), orKeep(h.command, p.Command)
-		if h.startedAt == nil {
-			h.startedAt, h.startedIngested = new(at), new(e.CreatedAtIngested)
+		if h.started.at == nil {
+			h.started = stampOf(e)
 		}
 	case *canonical.HookProgress:
 		h := w.hook(e, p.HookID)
 		h.output, h.stdout, h.stderr = orKeep(h.output, p.Output), orKeep(h.stdout, p.Stdout), orKeep(h.stderr, p.Stderr)
 	case *canonical.HookCompleted:
 		h := w.hook(e, p.HookID)
-		h.outcome, h.completedAt, h.completedIngested = new(string(p.Outcome)), new(at), new(e.CreatedAtIngested)
+		h.outcome, h.completed = new(string(p.Outcome)), stampOf(e)
 		h.output, h.stdout, h.stderr = orKeep(h.output, p.Output), orKeep(h.stdout, p.Stdout), orKeep(h.stderr, p.Stderr)
 		if p.ExitCode != nil {
 			h.exitCode = new(*p.ExitCode)
@@ -673,8 +689,7 @@ func orKeep(old *string, v string) *string {
 
 func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 	t := w.turn(e)
-	at := e.CreatedAt
-	t.state, t.endedAt, t.endedIngested, t.stopReason = new(string(p.State)), new(at), new(e.CreatedAtIngested), str(p.StopReason)
+	t.state, t.ended, t.stopReason = new(string(p.State)), stampOf(e), str(p.StopReason)
 	if p.ErrorMessage != "" {
 		t.errorMessage = new(p.ErrorMessage)
 	}
@@ -721,7 +736,7 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 // down, else one row whose model is resolved when written.
 func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsageUpdated) {
 	t := w.turn(e)
-	if t.endedAt != nil {
+	if t.ended.at != nil {
 		return // ended in this batch: its own count stands
 	}
 	t.usage = new(*p.Turn)

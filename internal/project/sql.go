@@ -900,9 +900,9 @@ func (w *writes) queue(b *pgx.Batch) {
 		for _, k := range round {
 			t := w.turns[k]
 			u := usageOf(t.usage)
-			rs.add(k.tenant, k.id, k.session, t.thread, t.provider, t.state, t.model, t.effort, t.startedAt, t.endedAt,
+			rs.add(k.tenant, k.id, k.session, t.thread, t.provider, t.state, t.model, t.effort, t.started.at, t.ended.at,
 				t.stopReason, t.errorMessage, t.errorClass, u.in, u.cached, u.write, u.out, u.reasoning, t.cost, t.durationMs,
-				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn, t.startedIngested, t.endedIngested)
+				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn, t.started.flag(), t.ended.flag())
 		}
 		rs.queueTo(b, upsertTurns)
 	}
@@ -919,7 +919,7 @@ func (w *writes) queue(b *pgx.Batch) {
 			// per stream (flushItemText)
 			flush := make([]any, 5, 5+numStreams)
 			flush[0], flush[1], flush[2], flush[3] = k.tenant, k.id, k.session, 0
-			completes, replaced := it.completedAt != nil, 0
+			completes, replaced := it.completed.at != nil, 0
 			if completes {
 				flush[3] = 1
 			}
@@ -943,7 +943,7 @@ func (w *writes) queue(b *pgx.Batch) {
 				}
 				vals, flush = append(vals, content), append(flush, deltas)
 			}
-			rs.add(append(vals, it.startedAt, it.completedAt, it.updatedAt, it.durationMs, it.startedIngested, it.completedIngested)...)
+			rs.add(append(vals, it.started.at, it.completed.at, it.updatedAt, it.durationMs, it.started.flag(), it.completed.flag())...)
 			if completes || replaced != 0 {
 				flush[4] = replaced
 				flushes.add(flush...)
@@ -959,7 +959,7 @@ func (w *writes) queue(b *pgx.Batch) {
 		for _, k := range round {
 			r := w.requests[k]
 			rs.add(k.tenant, k.id, k.session, r.thread, r.turn, r.item, r.provider, r.requestType, r.detail,
-				rawJSON(r.args), r.openedAt, r.resolvedAt, r.decision, rawJSON(r.resolution), r.openedIngested, r.resolvedIngested)
+				rawJSON(r.args), r.opened.at, r.resolved.at, r.decision, rawJSON(r.resolution), r.opened.flag(), r.resolved.flag())
 		}
 		rs.queueTo(b, upsertRequests)
 	}
@@ -976,7 +976,7 @@ func (w *writes) queue(b *pgx.Batch) {
 	for _, k := range sortedKeys(w.hooks, cmpOwn) {
 		h := w.hooks[k]
 		rs.add(k.tenant, k.session, k.id, h.provider, h.turn, h.name, h.event, h.outcome, h.output,
-			h.stdout, h.stderr, h.exitCode, h.startedAt, h.completedAt, h.command, h.durationMs, h.startedIngested, h.completedIngested)
+			h.stdout, h.stderr, h.exitCode, h.started.at, h.completed.at, h.command, h.durationMs, h.started.flag(), h.completed.flag())
 	}
 	rs.queueTo(b, upsertHooks)
 
