@@ -34,8 +34,9 @@ const (
 	// HTTPHeaderProvider attributes the frames to a provider (optional).
 	HTTPHeaderProvider = "Agentwire-Provider"
 	// HTTPHeaderBacklog, "true", says the frames were written earlier (a
-	// log uploaded after the fact), not just now (optional).
-	HTTPHeaderBacklog = "Agentwire-Backlog"
+	// log uploaded after the fact), not just now (optional): RAW's header
+	// of the same name.
+	HTTPHeaderBacklog = bus.HeaderBacklog
 )
 
 // MaxSessionKeyLen bounds the session key of an HTTP request.
