@@ -261,7 +261,10 @@ func defaultInputs(log *slog.Logger, dialect string, override bool) ([]ingest.In
 }
 
 func newIngestStdinCommand(f *ingestFlags) *cobra.Command {
-	var backlog bool
+	var (
+		backlog   bool
+		writtenBy string
+	)
 	cmd := &cobra.Command{
 		Use:   "stdin",
 		Short: "Ingest standard input as one session",
@@ -273,9 +276,12 @@ frame.
 A frame that states no time of its own is timed when it is read. That is its time when an
 agent writes it into the pipe; for a log written earlier (redirected from a file, or piped
 with --backlog) it is not, and its events say so (createdAtIngested): the views leave the
-spans between such times out of durations and latencies.`,
+spans between such times out of durations and latencies. Such frames are timed when the log
+had been written by instead, where that is known: the file's modification time, or
+--written-by, so that a log read days later counts on the day it was written.`,
 		Example: `  codex exec --json "fix the test" | agentwire ingest stdin --dialect codex-exec
-  cat yesterday.jsonl | agentwire ingest stdin --dialect codex-exec --backlog`,
+  agentwire ingest stdin --dialect codex-exec < yesterday.jsonl
+  ssh build-host cat run.jsonl | agentwire ingest stdin --dialect codex-exec --written-by 2026-05-01T18:00:00Z`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -283,6 +289,12 @@ spans between such times out of durations and latencies.`,
 			p, err := f.validate(log, "ingest stdin", true)
 			if err != nil {
 				return err
+			}
+			var by time.Time
+			if writtenBy != "" {
+				if by, err = time.Parse(time.RFC3339Nano, writtenBy); err != nil {
+					return Usagef("ingest stdin: --written-by %q: want an RFC 3339 time such as 2026-05-01T18:00:00Z", writtenBy)
+				}
 			}
 			start := time.Now()
 			key := f.session
@@ -302,7 +314,12 @@ spans between such times out of durations and latencies.`,
 				}
 			}
 			in := cmd.InOrStdin()
-			dialect, frames, size, err := env.in.Stream(ctx, in, ingest.Session{Key: key, Dialect: f.dialect, Backlog: backlog || regularFile(in)})
+			written, regular := writtenFile(in)
+			if !by.IsZero() {
+				written = by
+			}
+			s := ingest.Session{Key: key, Dialect: f.dialect, Backlog: backlog || regular || !by.IsZero(), WrittenBy: written}
+			dialect, frames, size, err := env.in.Stream(ctx, in, s)
 			if errors.Is(err, ingest.ErrUnknownDialect) {
 				return Usagef("ingest stdin: %v", err)
 			}
@@ -315,18 +332,23 @@ spans between such times out of durations and latencies.`,
 		},
 	}
 	cmd.Flags().BoolVar(&backlog, "backlog", false, "the input is a log written earlier, not an agent writing now (implied when standard input is a file)")
+	cmd.Flags().StringVar(&writtenBy, "written-by", "", "the input is a log written by this RFC 3339 time (implies --backlog; default for a file: its modification time)")
 	return cmd
 }
 
-// regularFile says whether r is a file on disk (standard input redirected
-// from one), which was written before it is read.
-func regularFile(r io.Reader) bool {
+// writtenFile says whether r is a file on disk (standard input
+// redirected from one), which was written before it is read, and when it
+// was last written.
+func writtenFile(r io.Reader) (modTime time.Time, regular bool) {
 	f, ok := r.(*os.File)
 	if !ok {
-		return false
+		return time.Time{}, false
 	}
 	info, err := f.Stat()
-	return err == nil && info.Mode().IsRegular()
+	if err != nil || !info.Mode().IsRegular() {
+		return time.Time{}, false
+	}
+	return info.ModTime(), true
 }
 
 func orNone(s string) string {

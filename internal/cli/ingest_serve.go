@@ -26,7 +26,9 @@ RAW under the tenant of the bearer token. Headers: Authorization: Bearer TOKEN,
 Agentwire-Dialect (required), Agentwire-Session (the session key, required),
 Agentwire-Ordinal (the ordinal of the first frame, optional: with it a retried request
 stores nothing new), Agentwire-Provider (optional), Agentwire-Backlog (optional: true for a
-log written earlier and uploaded now, whose frames' receive times are not their times).
+log written earlier and uploaded now, whose frames' receive times are not their times),
+Agentwire-Written-By (optional: an RFC 3339 time by which such a log had been written, such
+as its modification time; the frames that state no time take it; implies backlog).
 
 Answers 202 {"accepted":N,...} once JetStream has stored the frames; 400 naming the lines
 that are not JSON (every line is stored all the same; the normalizer turns the bad ones

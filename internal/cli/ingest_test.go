@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -120,15 +121,27 @@ func TestIngestStdinBacklog(t *testing.T) {
 	require.Equal(t, ExitOK, r.code, r.stderr)
 	r = runIngest(t, "{\"type\":\"turn.started\"}\n", "stdin", "--nats-url", url, "--session", "live", "--dialect", "codex-exec")
 	require.Equal(t, ExitOK, r.code, r.stderr)
+	r = runIngest(t, "{\"type\":\"turn.started\"}\n", "stdin", "--nats-url", url, "--session", "piped-dated", "--dialect", "codex-exec", "--written-by", "2026-05-01T20:00:00+02:00")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	r = runIngest(t, "{\"type\":\"turn.started\"}\n", "stdin", "--nats-url", url, "--session", "bad", "--dialect", "codex-exec", "--written-by", "May 1st")
+	require.Equal(t, ExitUsage, r.code, r.stderr)
+	require.Contains(t, r.stderr, `--written-by "May 1st": want an RFC 3339 time`)
 
 	stream := rawStream(t, url)
 	backlog := map[string]bool{}
-	for seq := uint64(1); seq <= 3; seq++ {
+	writtenBy := map[string]string{}
+	for seq := uint64(1); seq <= 4; seq++ {
 		m, err := stream.GetMsg(t.Context(), seq)
 		require.NoError(t, err)
 		backlog[m.Header.Get(bus.HeaderSessionKey)] = m.Header.Get(bus.HeaderBacklog) == "true"
+		writtenBy[m.Header.Get(bus.HeaderSessionKey)] = m.Header.Get(bus.HeaderWrittenBy)
 	}
-	require.Equal(t, map[string]bool{"file": true, "piped-old": true, "live": false}, backlog)
+	require.Equal(t, map[string]bool{"file": true, "piped-old": true, "live": false, "piped-dated": true}, backlog)
+	// The file says when it was written, and so does a pipe given the time.
+	info, err := file.Stat()
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"file": info.ModTime().UTC().Format(time.RFC3339Nano), "piped-old": "", "live": "",
+		"piped-dated": "2026-05-01T18:00:00Z"}, writtenBy)
 }
 
 func TestIngestExecCommand(t *testing.T) {

@@ -68,7 +68,8 @@ when the input could be read.`,
 					key = session
 				}
 				// As ingest marks them: a log on disk was written before.
-				meta := normalize.StreamMeta{Dialect: dialect, Tenant: tenant, SessionKey: key, ReceivedAt: at, Backlog: regularFile(f)}
+				written, regular := writtenFile(f)
+				meta := normalize.StreamMeta{Dialect: dialect, Tenant: tenant, SessionKey: key, ReceivedAt: at, Backlog: regular, WrittenBy: written}
 				if _, err := normalize.MapReader(ctx, f, a.NewSession(p), meta, emit); err != nil {
 					return fmt.Errorf("map %s: %w", name, err)
 				}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -84,7 +85,8 @@ func TestUpEndToEnd(t *testing.T) {
 // deployment does: agentwire normalize and agentwire project against one
 // NATS server, each with its own /metrics, fed by agentwire ingest file.
 // The projector applies every event the normalizer published, and both
-// stop cleanly.
+// stop cleanly. The logs were written on another day than they are read,
+// and state no times: their turns count on the day they were written.
 func TestSeparateServices(t *testing.T) {
 	t.Parallel()
 	pool, dbURL := schemaURL(t)
@@ -99,7 +101,19 @@ func TestSeparateServices(t *testing.T) {
 			30*time.Second, 20*time.Millisecond, "%s did not become healthy", at)
 	}
 
-	r := run(t, "ingest", "--nats-url", natsURL, "file", "../../testdata/recordings/codex-exec")
+	logs := t.TempDir()
+	written := time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC)
+	paths, err := filepath.Glob("../../testdata/recordings/codex-exec/*.jsonl")
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		to := filepath.Join(logs, filepath.Base(p))
+		require.NoError(t, os.WriteFile(to, b, 0o600))
+		require.NoError(t, os.Chtimes(to, written, written))
+	}
+	r := run(t, "ingest", "--nats-url", natsURL, "file", logs)
 	require.Equal(t, ExitOK, r.code, r.stderr)
 	m := regexp.MustCompile(`ingested \d+ files, (\d+) frames`).FindStringSubmatch(r.stdout + r.stderr)
 	require.NotNil(t, m, "no summary in:\n%s%s", r.stdout, r.stderr)
@@ -119,6 +133,11 @@ func TestSeparateServices(t *testing.T) {
 	var logged int
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM events`).Scan(&logged))
 	require.InDelta(t, events, logged, 0)
+	var days []string
+	var turns int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT array_agg(DISTINCT day::text), sum(turns) FROM usage_by_day`).Scan(&days, &turns))
+	require.Equal(t, []string{"2026-05-01"}, days, "tokens by day: the day the logs were written")
+	require.Positive(t, turns)
 
 	cancel()
 	normalizer.wait(t)

@@ -59,7 +59,7 @@ func TestFilesBadInput(t *testing.T) {
 	badFrames := frames(t, badPath)
 	require.Len(t, badFrames, 6)
 	require.Equal(t, []byte(`{"truncated":`+"\r"), badFrames[4], "only the newline is taken off")
-	f.checkSession(t, sessions[ingest.FileSessionKey(badPath)], ingest.FileSessionKey(badPath), "codex-exec", badFrames, true)
+	f.checkSession(t, sessions[ingest.FileSessionKey(badPath)], ingest.FileSessionKey(badPath), "codex-exec", badFrames, fileOrigin(t, badPath))
 	bigMsg := sessions[ingest.FileSessionKey(badPath)][2]
 	require.Equal(t, bus.RawMsgID(tenant, ingest.FileSessionKey(badPath), 3), bigMsg.header.Get(bus.HeaderObject), "the 5 MB frame is in the object store")
 	require.True(t, bytes.Equal(huge, f.body(t, bigMsg)))

@@ -292,7 +292,11 @@ func (in *Ingester) file(ctx context.Context, f Input, key string, prog Progress
 		return 0, 0, false, fmt.Errorf("ingest %s: %w", f.Path, err)
 	}
 	defer func() { _ = r.Close() }() // read-only
-	frames, size, err = in.Reader(ctx, r, Session{Key: key, Dialect: dialect, Backlog: true}, func(n int) { prog.Add(int64(n)+1, 1) })
+	s := Session{Key: key, Dialect: dialect, Backlog: true}
+	if info, err := r.Stat(); err == nil {
+		s.WrittenBy = info.ModTime()
+	}
+	frames, size, err = in.Reader(ctx, r, s, func(n int) { prog.Add(int64(n)+1, 1) })
 	if err != nil {
 		return frames, size, false, fmt.Errorf("ingest %s: %w", f.Path, err)
 	}

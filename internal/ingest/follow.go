@@ -101,6 +101,9 @@ type followState struct {
 	opened     bool
 	backlogTo  int64
 	backlogGen int
+	// backlogAt is when those lines had been written by: the file's
+	// modification time then.
+	backlogAt time.Time
 }
 
 // rotatedFile is an earlier generation of a path, renamed away from it,
@@ -406,7 +409,7 @@ func (fw *follower) follow(ctx context.Context, path string) error {
 		}
 	}
 	if !st.opened && !fw.polled {
-		st.backlogTo, st.backlogGen = info.Size(), st.Generation
+		st.backlogTo, st.backlogGen, st.backlogAt = info.Size(), st.Generation, info.ModTime()
 	}
 	st.opened = true
 	for {
@@ -677,10 +680,14 @@ func (fw *follower) read(ctx context.Context, f *os.File, name string, c *fileCu
 			continue
 		}
 		ordinal++
-		err = fw.in.Pub.PublishAt(ctx, Frame{
+		fr := Frame{
 			SessionKey: c.Session, Dialect: c.Dialect, Provider: fw.in.Provider,
 			Bytes: line, ReceivedAt: fw.in.now(), Backlog: backlog,
-		}, ordinal)
+		}
+		if backlog {
+			fr.WrittenBy = st.backlogAt
+		}
+		err = fw.in.Pub.PublishAt(ctx, fr, ordinal)
 		if err != nil {
 			return 0, fmt.Errorf("follow %s: %w", name, err)
 		}

@@ -103,6 +103,12 @@ func TestFollow(t *testing.T) {
 	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "sub", "b.jsonl")
 	appendFile(t, a, frameLines("a", 1, 2)+`{"type":"item","partial":`)
 
+	mtime := func(path string) time.Time {
+		info, err := os.Stat(path)
+		require.NoError(t, err)
+		return info.ModTime()
+	}
+	firstA := mtime(a)
 	fl := startFollower(t, f, dir)
 	f.waitRaw(t, 2) // not the partial line
 	appendFile(t, a, "true}\n"+frameLines("a", 3, 3))
@@ -114,6 +120,7 @@ func TestFollow(t *testing.T) {
 	fl.stop(t)
 	appendFile(t, a, "\n   \n"+frameLines("a", 4, 5))
 	appendFile(t, b, frameLines("b", 4, 4))
+	secondA, secondB := mtime(a), mtime(b)
 	fl = startFollower(t, f, dir)
 	f.waitRaw(t, 10)
 
@@ -147,11 +154,26 @@ func TestFollow(t *testing.T) {
 	// after: left out.
 	got := bySession(f.raw(t))
 	backlog := map[string][]bool{}
+	writtenBy := map[string][]time.Time{}
 	for key, msgs := range got {
 		for _, m := range msgs {
 			backlog[key] = append(backlog[key], m.header.Get(bus.HeaderBacklog) == "true")
+			var by time.Time
+			if v := m.header.Get(bus.HeaderWrittenBy); v != "" {
+				var err error
+				by, err = time.Parse(time.RFC3339Nano, v)
+				require.NoError(t, err)
+			}
+			writtenBy[key] = append(writtenBy[key], by)
 		}
 	}
+	// Backlog is written by the file's modification time when the start
+	// that found it looked.
+	var none time.Time
+	require.Equal(t, map[string][]time.Time{
+		keyA: {firstA.UTC(), firstA.UTC(), none, none, secondA.UTC(), secondA.UTC()},
+		keyB: {none, none, none, secondB.UTC()},
+	}, map[string][]time.Time{keyA: utc(writtenBy[keyA]), keyB: utc(writtenBy[keyB])})
 	backlog[keyB+"#2"] = backlog[keyB+"#2"][:8]
 	require.Equal(t, map[string][]bool{
 		keyA:        {true, true, false, false, true, true},
@@ -159,6 +181,18 @@ func TestFollow(t *testing.T) {
 		keyA + "#2": {false},
 		keyB + "#2": {false, false, false, false, false, false, false, false},
 	}, backlog)
+}
+
+// utc is ts in UTC, zero times as they are, for comparing with Equal's
+// sense of time in require.Equal.
+func utc(ts []time.Time) []time.Time {
+	out := make([]time.Time, len(ts))
+	for i, t := range ts {
+		if !t.IsZero() {
+			out[i] = t.UTC()
+		}
+	}
+	return out
 }
 
 func TestFollowFileThatAppearsLater(t *testing.T) {

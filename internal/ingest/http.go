@@ -37,6 +37,10 @@ const (
 	// log uploaded after the fact), not just now (optional): RAW's header
 	// of the same name.
 	HTTPHeaderBacklog = bus.HeaderBacklog
+	// HTTPHeaderWrittenBy is an RFC 3339 time by which the frames had
+	// been written, such as the uploaded log's modification time
+	// (optional; it makes them backlog): RAW's header of the same name.
+	HTTPHeaderWrittenBy = bus.HeaderWrittenBy
 )
 
 // MaxSessionKeyLen bounds the session key of an HTTP request.
@@ -208,6 +212,7 @@ type framesRequest struct {
 	provider         canonical.Provider
 	ordinal          uint64
 	backlog          bool
+	writtenBy        time.Time
 }
 
 func parseFramesHeaders(h http.Header) (framesRequest, error) {
@@ -235,6 +240,16 @@ func parseFramesHeaders(h http.Header) (framesRequest, error) {
 		req.backlog = true
 	default:
 		return req, fmt.Errorf("%s: want true or false, got %q", HTTPHeaderBacklog, v)
+	}
+	if v := h.Get(HTTPHeaderWrittenBy); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		switch {
+		case err != nil:
+			return req, fmt.Errorf("%s: want an RFC 3339 time such as 2026-05-01T12:00:00Z, got %q", HTTPHeaderWrittenBy, v)
+		case h.Get(HTTPHeaderBacklog) == "false":
+			return req, fmt.Errorf("%s says the frames were written earlier, %s: false that they were not; drop one", HTTPHeaderWrittenBy, HTTPHeaderBacklog)
+		}
+		req.backlog, req.writtenBy = true, t
 	}
 	if v := h.Get(HTTPHeaderProvider); v != "" {
 		p, err := canonical.ParseProvider(v)
@@ -308,7 +323,7 @@ func (s *HTTPServer) publish(ctx context.Context, t *httpTenant, req framesReque
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		f := Frame{SessionKey: req.session, Dialect: req.dialect, Provider: req.provider, Bytes: line, ReceivedAt: now, Backlog: req.backlog}
+		f := Frame{SessionKey: req.session, Dialect: req.dialect, Provider: req.provider, Bytes: line, ReceivedAt: now, Backlog: req.backlog, WrittenBy: req.writtenBy}
 		var ordinal uint64
 		if next > 0 {
 			ordinal = next

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -82,12 +83,17 @@ func TestHTTPGood(t *testing.T) {
 	for l := range strings.SplitSeq(strings.TrimSpace(lines(6, 1)), "\n") {
 		want = append(want, []byte(l))
 	}
-	h.checkSession(t, bySession(h.raw(t))["s1"], "s1", "codex-exec", want, false)
+	h.checkSession(t, bySession(h.raw(t))["s1"], "s1", "codex-exec", want, live)
 
-	// A log uploaded after the fact says so: its frames are backlog.
+	// A log uploaded after the fact says so: its frames are backlog, and
+	// when the client knows it, when the log had been written by.
 	code, res = h.post(t, "acme-secret", "old", "", lines(2, 1), ingest.HTTPHeaderBacklog, "true")
 	require.Equal(t, http.StatusAccepted, code, res.Error)
-	h.checkSession(t, bySession(h.raw(t))["old"], "old", "codex-exec", [][]byte{[]byte(`{"type":"item","n":1}`), []byte(`{"type":"item","n":2}`)}, true)
+	h.checkSession(t, bySession(h.raw(t))["old"], "old", "codex-exec", [][]byte{[]byte(`{"type":"item","n":1}`), []byte(`{"type":"item","n":2}`)}, frameOrigin{backlog: true})
+	code, res = h.post(t, "acme-secret", "older", "", lines(1, 1), ingest.HTTPHeaderWrittenBy, "2026-05-01T12:00:00+02:00")
+	require.Equal(t, http.StatusAccepted, code, res.Error)
+	h.checkSession(t, bySession(h.raw(t))["older"], "older", "codex-exec", [][]byte{[]byte(`{"type":"item","n":1}`)},
+		frameOrigin{backlog: true, writtenBy: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)})
 
 	res2, err := http.Get(h.url + "/healthz") //nolint:noctx // a test
 	require.NoError(t, err)
@@ -160,6 +166,12 @@ func TestHTTPBadHeaders(t *testing.T) {
 	code, res = h.post(t, "acme-secret", "s", "", lines(1, 1), ingest.HTTPHeaderBacklog, "yes")
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Contains(t, res.Error, ingest.HTTPHeaderBacklog)
+	code, res = h.post(t, "acme-secret", "s", "", lines(1, 1), ingest.HTTPHeaderWrittenBy, "yesterday")
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, res.Error, ingest.HTTPHeaderWrittenBy+`: want an RFC 3339 time`)
+	code, res = h.post(t, "acme-secret", "s", "", lines(1, 1), ingest.HTTPHeaderWrittenBy, "2026-05-01T12:00:00Z", ingest.HTTPHeaderBacklog, "false")
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, res.Error, "drop one")
 	require.Empty(t, h.raw(t))
 }
 
@@ -189,7 +201,7 @@ func TestHTTPRetriesAreIdempotent(t *testing.T) {
 	for l := range strings.SplitSeq(strings.TrimSpace(lines(6, 1)), "\n") {
 		want = append(want, []byte(l))
 	}
-	h.checkSession(t, h.raw(t), "r", "codex-exec", want, false)
+	h.checkSession(t, h.raw(t), "r", "codex-exec", want, live)
 }
 
 func TestHTTPTwoTenants(t *testing.T) {

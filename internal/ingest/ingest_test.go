@@ -152,13 +152,46 @@ func frames(t *testing.T, path string) [][]byte {
 	return out
 }
 
+// frameOrigin is what a session's RAW headers say of when its frames
+// were written.
+type frameOrigin struct {
+	backlog   bool
+	writtenBy time.Time // zero: not said
+}
+
+// live frames were written as they were read.
+var live = frameOrigin{}
+
+// fileOrigin is the origin of frames ingest read from the file at path:
+// backlog, written by its modification time.
+func fileOrigin(t *testing.T, path string) frameOrigin {
+	t.Helper()
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	return frameOrigin{backlog: true, writtenBy: info.ModTime()}
+}
+
+// check asserts that h, the headers of a RAW message (what), say origin.
+func (origin frameOrigin) check(t *testing.T, h nats.Header, what string) {
+	t.Helper()
+	require.Equal(t, origin.backlog, h.Get(bus.HeaderBacklog) == "true", "%s: backlog", what)
+	if origin.writtenBy.IsZero() {
+		require.Empty(t, h.Get(bus.HeaderWrittenBy), "%s: written by", what)
+		return
+	}
+	by, err := time.Parse(time.RFC3339Nano, h.Get(bus.HeaderWrittenBy))
+	require.NoError(t, err, "%s: written by", what)
+	require.True(t, origin.writtenBy.Equal(by), "%s: written by %s, want %s", what, by, origin.writtenBy)
+}
+
 // checkSession asserts that msgs are want, in order, with the headers of
-// ordinals 1..n, backlog or not.
-func (f *fixture) checkSession(t *testing.T, msgs []rawMsg, key, dialect string, want [][]byte, backlog bool) {
+// ordinals 1..n and of their origin.
+func (f *fixture) checkSession(t *testing.T, msgs []rawMsg, key, dialect string, want [][]byte, origin frameOrigin) {
 	t.Helper()
 	require.Len(t, msgs, len(want), key)
 	subject := bus.RawSubject(tenant, key, f.layout.Config.Partitions)
-	for i, m := range msgs {
+	for i, w := range want {
+		m := msgs[i]
 		require.Equal(t, subject, m.subject)
 		require.Equal(t, tenant, m.header.Get(bus.HeaderTenant))
 		require.Equal(t, dialect, m.header.Get(bus.HeaderDialect), key)
@@ -168,8 +201,8 @@ func (f *fixture) checkSession(t *testing.T, msgs []rawMsg, key, dialect string,
 		at, err := time.Parse(time.RFC3339Nano, m.header.Get(bus.HeaderReceivedAt))
 		require.NoError(t, err)
 		require.WithinDuration(t, time.Now(), at, time.Minute)
-		require.Equal(t, backlog, m.header.Get(bus.HeaderBacklog) == "true", "%s frame %d: backlog", key, i+1)
-		require.True(t, bytes.Equal(want[i], f.body(t, m)), "%s frame %d differs", key, i+1)
+		origin.check(t, m.header, fmt.Sprintf("%s frame %d", key, i+1))
+		require.True(t, bytes.Equal(w, f.body(t, m)), "%s frame %d differs", key, i+1)
 	}
 }
 
@@ -225,7 +258,7 @@ func TestFilesRecordings(t *testing.T) {
 			key := ingest.FileSessionKey(path)
 			want := frames(t, path)
 			total += uint64(len(want))
-			f.checkSession(t, sessions[key], key, dialect, want, true)
+			f.checkSession(t, sessions[key], key, dialect, want, fileOrigin(t, path))
 			require.Contains(t, f.logs.String(), "dialect="+dialect)
 		}
 		require.Equal(t, total, sum.Frames)
@@ -248,7 +281,7 @@ func TestFilesSessionKeyAndDialect(t *testing.T) {
 	require.NoError(t, err)
 	_, err = f.in.Files(t.Context(), inputs, ingest.FileOptions{SessionKey: "mine"})
 	require.NoError(t, err)
-	f.checkSession(t, bySession(f.raw(t))["mine"], "mine", "codex-exec", frames(t, path), true)
+	f.checkSession(t, bySession(f.raw(t))["mine"], "mine", "codex-exec", frames(t, path), fileOrigin(t, path))
 	require.NotContains(t, f.logs.String(), "sniffed")
 
 	two, err := ingest.Discover([]string{path, recording("codex-exec", "plain.jsonl")}, "codex-exec")
@@ -292,14 +325,14 @@ func TestStream(t *testing.T) {
 	require.Equal(t, "claude-stream", d)
 	want := frames(t, path)
 	require.Equal(t, uint64(len(want)), n)
-	f.checkSession(t, bySession(f.raw(t))[key], key, "claude-stream", want, false)
+	f.checkSession(t, bySession(f.raw(t))[key], key, "claude-stream", want, live)
 
 	// Given dialect: nothing is sniffed, anything goes.
 	d, n, _, err = f.in.Stream(t.Context(), strings.NewReader("x\ny"), ingest.Session{Key: "s2", Dialect: "codex-exec"})
 	require.NoError(t, err)
 	require.Equal(t, "codex-exec", d)
 	require.Equal(t, uint64(2), n)
-	f.checkSession(t, bySession(f.raw(t))["s2"], "s2", "codex-exec", [][]byte{[]byte("x"), []byte("y")}, false)
+	f.checkSession(t, bySession(f.raw(t))["s2"], "s2", "codex-exec", [][]byte{[]byte("x"), []byte("y")}, live)
 
 	d, n, _, err = f.in.Stream(t.Context(), strings.NewReader("not json\n"), ingest.Session{Key: "s3"})
 	require.ErrorIs(t, err, ingest.ErrUnknownDialect)

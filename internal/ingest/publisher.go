@@ -35,6 +35,9 @@ type Frame struct {
 	// Backlog says it was read from a log after it was written, so
 	// ReceivedAt is not when it was written (Agentwire-Backlog).
 	Backlog bool
+	// WrittenBy, on a backlog frame, is when its log had been written up
+	// to (a file's modification time); zero when not known.
+	WrittenBy time.Time
 }
 
 // Publisher publishes frames to RAW asynchronously, assigning each session
@@ -99,6 +102,9 @@ func (p *Publisher) send(ctx context.Context, f Frame, ordinal uint64) error {
 	h.Set(bus.HeaderReceivedAt, f.ReceivedAt.UTC().Format(time.RFC3339Nano))
 	if f.Backlog {
 		h.Set(bus.HeaderBacklog, "true")
+		if !f.WrittenBy.IsZero() {
+			h.Set(bus.HeaderWrittenBy, f.WrittenBy.UTC().Format(time.RFC3339Nano))
+		}
 	}
 	msgID := bus.RawMsgID(p.tenant, f.SessionKey, ordinal)
 	h.Set(bus.HeaderMsgID, msgID)

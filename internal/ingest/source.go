@@ -70,13 +70,16 @@ type Session struct {
 	// Backlog says its frames were written before they are read (a file
 	// ingested after the fact): their receive times are not their times.
 	Backlog bool
+	// WrittenBy is when a backlog had been written up to: the file's
+	// modification time when it was opened. Zero when not known (a pipe).
+	WrittenBy time.Time
 }
 
 // publish publishes one frame of s read now.
 func (in *Ingester) publish(ctx context.Context, s Session, line []byte, dir adapter.Direction) error {
 	_, err := in.Pub.Publish(ctx, Frame{
 		SessionKey: s.Key, Dialect: s.Dialect, Provider: in.Provider, Direction: dir,
-		Bytes: line, ReceivedAt: in.now(), Backlog: s.Backlog,
+		Bytes: line, ReceivedAt: in.now(), Backlog: s.Backlog, WrittenBy: s.WrittenBy,
 	})
 	if err != nil {
 		return fmt.Errorf("session %s: %w", s.Key, err)

@@ -569,7 +569,7 @@ type frameMeta struct {
 	provider                            canonical.Provider
 	direction                           adapter.Direction
 	ordinal                             uint64
-	receivedAt                          time.Time
+	receivedAt, writtenBy               time.Time
 	backlog                             bool
 }
 
@@ -600,6 +600,10 @@ func parseMeta(h nats.Header) (frameMeta, error) {
 	// A hint about the receive time: any other value is no backlog, and
 	// no reason to set the frame aside.
 	meta.backlog = h.Get(bus.HeaderBacklog) == "true"
+	if v := h.Get(bus.HeaderWrittenBy); v != "" && meta.backlog {
+		// The same: a time that does not parse is not known.
+		meta.writtenBy, _ = time.Parse(time.RFC3339Nano, v)
+	}
 	if _, err := adapters.Lookup(meta.dialect); err != nil {
 		return meta, err
 	}

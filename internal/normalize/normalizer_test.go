@@ -29,7 +29,8 @@ var receivedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 type session struct {
 	key, dialect string
 	lines        [][]byte
-	backlog      bool // read from a log after it was written
+	backlog      bool      // read from a log after it was written
+	writtenBy    time.Time // when that log had been written by
 }
 
 func quietLog(t *testing.T) *slog.Logger {
@@ -72,7 +73,7 @@ func offline(t *testing.T, tenant string, sessions []session) []canonical.Event 
 		sess := a.NewSession("")
 		for i, l := range s.lines {
 			f := adaptertest.Frames(s.dialect, s.key, [][]byte{l})[0]
-			f.Tenant, f.Ordinal, f.ReceivedAt, f.Backlog = tenant, uint64(i+1), receivedAt, s.backlog
+			f.Tenant, f.Ordinal, f.ReceivedAt, f.Backlog, f.WrittenBy = tenant, uint64(i+1), receivedAt, s.backlog, s.writtenBy
 			evs, err := sess.Map(f)
 			require.NoError(t, err)
 			out = append(out, evs...)
@@ -89,7 +90,7 @@ func publish(t *testing.T, layout *bus.Layout, tenant string, sessions []session
 	if !interleave {
 		for _, s := range sessions {
 			for _, l := range s.lines {
-				_, err := p.Publish(ctx, ingest.Frame{SessionKey: s.key, Dialect: s.dialect, Bytes: l, ReceivedAt: receivedAt, Backlog: s.backlog})
+				_, err := p.Publish(ctx, ingest.Frame{SessionKey: s.key, Dialect: s.dialect, Bytes: l, ReceivedAt: receivedAt, Backlog: s.backlog, WrittenBy: s.writtenBy})
 				require.NoError(t, err)
 			}
 		}
@@ -99,7 +100,7 @@ func publish(t *testing.T, layout *bus.Layout, tenant string, sessions []session
 			for _, s := range sessions {
 				if i < len(s.lines) {
 					more = true
-					_, err := p.Publish(ctx, ingest.Frame{SessionKey: s.key, Dialect: s.dialect, Bytes: s.lines[i], ReceivedAt: receivedAt, Backlog: s.backlog})
+					_, err := p.Publish(ctx, ingest.Frame{SessionKey: s.key, Dialect: s.dialect, Bytes: s.lines[i], ReceivedAt: receivedAt, Backlog: s.backlog, WrittenBy: s.writtenBy})
 					require.NoError(t, err)
 				}
 			}
@@ -208,27 +209,39 @@ func TestEndToEndMatchesOfflineMapping(t *testing.T) {
 
 	sessions := recordings(t)
 	// Half of them read from their logs after the fact: codex-exec lines
-	// state no time, so their events are timed when they were read.
+	// state no time, so their events are timed when they were read, or
+	// when their log was written, where ingest knows it (all but one).
+	writtenBy := receivedAt.Add(-50 * time.Hour)
 	for i := range sessions {
 		sessions[i].backlog = i%2 == 0
+		if i%4 == 0 {
+			sessions[i].writtenBy = writtenBy
+		}
 	}
 	want := expected(t, "acme", sessions)
-	ingested := map[string]bool{}
+	offlineEvents := map[string]canonical.Event{}
 	for _, e := range offline(t, "acme", sessions) {
-		ingested[e.EventID] = e.CreatedAtIngested
+		offlineEvents[e.EventID] = e
 	}
 	startNormalizers(t, srv.ClientURL(), 1, bus.Config{})
 	publish(t, layout, "acme", sessions, false)
-	var flagged int
+	var flagged, written int
 	for _, e := range requireDelivered(t, js, want) {
 		require.Equal(t, "acme", e.Tenant)
-		require.Equal(t, ingested[e.EventID], e.CreatedAtIngested, "%s %s", e.EventID, e.Type())
+		o := offlineEvents[e.EventID]
+		require.Equal(t, o.CreatedAtIngested, e.CreatedAtIngested, "%s %s", e.EventID, e.Type())
+		require.True(t, o.CreatedAt.Equal(e.CreatedAt), "%s %s at %s, offline at %s", e.EventID, e.Type(), e.CreatedAt, o.CreatedAt)
 		if e.CreatedAtIngested {
 			flagged++
 		}
+		if e.CreatedAt.Equal(writtenBy) {
+			written++
+		}
 	}
 	require.Positive(t, flagged)
-	require.Less(t, flagged, len(ingested))
+	require.Less(t, flagged, len(offlineEvents))
+	require.Positive(t, written, "no event took the time its log was written by")
+	require.Less(t, written, flagged, "only the sessions whose log's time is known take it")
 
 	// Ingesting the same frames again stores nothing: the duplicate window
 	// drops them, so nothing new reaches the normalizer either.

@@ -139,6 +139,7 @@ func (f rawFrame) frame() adapter.Frame {
 	return adapter.Frame{
 		Bytes: f.data, Dialect: f.meta.dialect, Direction: f.meta.direction, Tenant: f.meta.tenant,
 		SessionKey: f.meta.sessionKey, Ordinal: f.meta.ordinal, ReceivedAt: f.meta.receivedAt, Backlog: f.meta.backlog,
+		WrittenBy: f.meta.writtenBy,
 	}
 }
 

@@ -22,6 +22,8 @@ type StreamMeta struct {
 	ReceivedAt time.Time
 	// Backlog says the frames were written before they are read.
 	Backlog bool
+	// WrittenBy is when a backlog had been written by (zero: not known).
+	WrittenBy time.Time
 }
 
 // MapReader reads newline-separated frames from r (empty lines are not
@@ -40,7 +42,7 @@ func MapReader(ctx context.Context, r io.Reader, s adapter.Session, meta StreamM
 			frames++
 			f := adapter.Frame{
 				Bytes: line, Dialect: meta.Dialect, Tenant: meta.Tenant, SessionKey: meta.SessionKey,
-				Ordinal: frames, ReceivedAt: meta.ReceivedAt, Backlog: meta.Backlog,
+				Ordinal: frames, ReceivedAt: meta.ReceivedAt, Backlog: meta.Backlog, WrittenBy: meta.WrittenBy,
 			}
 			events, err := s.Map(f)
 			if err != nil {

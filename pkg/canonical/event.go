@@ -31,9 +31,10 @@ type Event struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// CreatedAtIngested says CreatedAt is when ingest read a frame that
 	// states no time of its own, from a log written before it was read (a
-	// file ingested after the fact): not when the frame was written. The
-	// span between two such times is how fast the log was read, not how
-	// long anything took.
+	// file ingested after the fact), or the time ingest knew that log had
+	// been written by (its file's modification time): not when the frame
+	// was written. The span between two such times is how fast the log
+	// was read, or nothing, not how long anything took.
 	CreatedAtIngested bool `json:"createdAtIngested,omitempty"`
 	// ThreadID identifies the thread, when the event belongs to one.
 	ThreadID string `json:"threadId,omitempty" canonical:"uuid"`

@@ -124,6 +124,47 @@ func TestIngestedTimes(t *testing.T) {
 	require.False(t, em.Events()[0].CreatedAtIngested, "a time the adapter read from the frame")
 }
 
+// TestArrival: a frame that states no time gets the time its log had
+// been written by, when ingest read it from a log that says so, and else
+// when it was read.
+func TestArrival(t *testing.T) {
+	t.Parallel()
+	read := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
+	written := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for i, tc := range []struct {
+		frame Frame
+		want  time.Time
+	}{
+		{Frame{ReceivedAt: read, Backlog: true, WrittenBy: written}, written},
+		{Frame{ReceivedAt: read, Backlog: true}, read},
+		{Frame{ReceivedAt: read, WrittenBy: written}, read},                                                     // live: read as written
+		{Frame{ReceivedAt: read, Backlog: true, WrittenBy: read.Add(time.Hour)}, read},                          // not written after it was read
+		{Frame{ReceivedAt: read, Backlog: true, WrittenBy: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, read}, // no event carries it
+		{Frame{ReceivedAt: written, Backlog: true, WrittenBy: written}, written},                                // agentwire map: both the file's time
+	} {
+		require.True(t, tc.want.Equal(tc.frame.Arrival()), "case %d: %s", i, tc.frame.Arrival())
+	}
+
+	// The events of a frame that states no time take it, on the session's
+	// clock too: before the provider's time is known as it is, after it
+	// shifted onto the provider's time line.
+	var c Clock
+	f := Frame{Tenant: "acme", SessionKey: "k", Ordinal: 1, ReceivedAt: read, Backlog: true, WrittenBy: written}
+	em := NewEmitter(f, "codex", "x/1", canonical.Raw{})
+	em.Emit(canonical.Event{}, &canonical.TurnStarted{})
+	require.True(t, written.Equal(em.Events()[0].CreatedAt))
+	require.True(t, em.Events()[0].CreatedAtIngested)
+	em = NewEmitter(f, "codex", "x/1", canonical.Raw{})
+	require.True(t, written.Equal(em.SetTimeOn(&c, time.Time{})))
+	stated := written.Add(-2 * time.Hour)
+	f.Ordinal = 2
+	em = NewEmitter(f, "codex", "x/1", canonical.Raw{})
+	require.True(t, stated.Equal(em.SetTimeOn(&c, stated)))
+	f.Ordinal = 3
+	em = NewEmitter(f, "codex", "x/1", canonical.Raw{})
+	require.True(t, stated.Equal(em.SetTimeOn(&c, time.Time{})), "the last stated time, not the read two days later plus the lead")
+}
+
 func TestMeasured(t *testing.T) {
 	t.Parallel()
 	neg, zero, secs := int64(-1), int64(0), 1.5

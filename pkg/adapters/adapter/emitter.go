@@ -20,7 +20,7 @@ type Emitter struct {
 	version  string
 	raw      canonical.Raw
 	at       time.Time
-	ingested bool // at is a backlog frame's receive time
+	ingested bool // at is a backlog frame's arrival (Frame.Arrival)
 	session  string
 	events   []canonical.Event
 	provider canonical.Provider
@@ -31,7 +31,7 @@ type Emitter struct {
 func NewEmitter(f Frame, p canonical.Provider, version string, raw canonical.Raw) *Emitter {
 	ids := canonical.IDSpace{Tenant: f.Tenant, Provider: p, SessionKey: f.SessionKey}
 	return &Emitter{
-		frame: f, ids: ids, version: version, raw: raw, at: f.ReceivedAt, ingested: f.Backlog,
+		frame: f, ids: ids, version: version, raw: raw, at: f.Arrival(), ingested: f.Backlog,
 		session: ids.IngestSession(), provider: p,
 	}
 }
@@ -55,7 +55,7 @@ func (e *Emitter) SetTime(t time.Time) {
 // does not), else its arrival on the provider's time line. It returns the
 // time set.
 func (e *Emitter) SetTimeOn(c *Clock, provider time.Time) time.Time {
-	e.at = c.At(e.frame.ReceivedAt, provider)
+	e.at = c.At(e.frame.Arrival(), provider)
 	// Shifted by the provider's lead, a backlog frame's arrival is still
 	// when it was read: about the time of the last frame that had one.
 	e.ingested = e.frame.Backlog && !c.Stated(provider)

@@ -40,6 +40,20 @@ type Frame struct {
 	// was there when following began): ReceivedAt is not when it was
 	// written.
 	Backlog bool
+	// WrittenBy is, for a backlog frame, a time by which it had been
+	// written when ingest knows one (the modification time of its file).
+	WrittenBy time.Time
+}
+
+// Arrival is the time a frame gets when it states none of its own: when
+// ingest read it, or for a backlog frame the time its log had been
+// written by, when that is known and not after the read. Reading a log
+// days later then times it on the day it was written, not read.
+func (f Frame) Arrival() time.Time {
+	if f.Backlog && !f.WrittenBy.IsZero() && Writable(f.WrittenBy) && !f.WrittenBy.After(f.ReceivedAt) {
+		return f.WrittenBy
+	}
+	return f.ReceivedAt
 }
 
 // tapLine is the recorded form of a two-way stream: {"dir":..., "msg":...}.
