@@ -79,6 +79,7 @@ type itemPatch struct {
 	detail, toolName, command *string
 	exitCode                  *int
 	durationMs                *int64
+	byUser                    *bool
 	files                     []string
 	parent                    *string
 	// content is the last lifecycle content of a stream, which replaces
@@ -366,6 +367,11 @@ func (it *itemPatch) lifecycle(p *canonical.ItemLifecycle) {
 	}
 	if p.DurationMs != nil {
 		it.durationMs = new(*p.DurationMs)
+	}
+	if p.ByUser {
+		// Only ever said, never unsaid: an event that does not say
+		// leaves it.
+		it.byUser = new(true)
 	}
 	if p.Files != nil {
 		it.files = p.Files

@@ -353,6 +353,7 @@ var itemCols, itemSets = shared("i", func() []column {
 		column{name: "duration_ms", typ: "int8", kind: kindLatest},
 		column{name: "started_at_ingested", typ: "bool", kind: kindFirst},
 		column{name: "completed_at_ingested", typ: "bool", kind: kindLatest},
+		column{name: "by_user", typ: "bool", kind: kindLatest},
 	)
 }())
 
@@ -943,7 +944,7 @@ func (w *writes) queue(b *pgx.Batch) {
 				}
 				vals, flush = append(vals, content), append(flush, deltas)
 			}
-			rs.add(append(vals, it.started.at, it.completed.at, it.updatedAt, it.durationMs, it.started.flag(), it.completed.flag())...)
+			rs.add(append(vals, it.started.at, it.completed.at, it.updatedAt, it.durationMs, it.started.flag(), it.completed.flag(), it.byUser)...)
 			if completes || replaced != 0 {
 				flush[4] = replaced
 				flushes.add(flush...)

@@ -54,6 +54,11 @@ func fixture(tenant string) recording {
 	}
 	turn(1, day1, &code0, canonical.ItemStatusCompleted, 2000, 500, "accept", canonical.TurnStateCompleted, "",
 		canonical.TokenUsage{InputTokens: 100, CachedInputTokens: 50, OutputTokens: 10, ReasoningOutputTokens: 2}, 0.1, 4000)
+	// A command the user typed, not a call of the agent's: only its start
+	// says so.
+	iu := ids.Derived(canonical.EntityItem, 8, 0)
+	add(day1.Add(1500*time.Millisecond), ids.Derived(canonical.EntityTurn, 1, 0), iu, "", &canonical.ItemStarted{ItemType: canonical.ItemTypeCommandExecution, Command: "git status", ByUser: true})
+	add(day1.Add(1600*time.Millisecond), ids.Derived(canonical.EntityTurn, 1, 0), iu, "", &canonical.ItemCompleted{ItemType: canonical.ItemTypeCommandExecution, Status: canonical.ItemStatusCompleted, Command: "git status", ExitCode: &code0})
 	// A frame of the first turn that could not be read: not a failure.
 	add(day1.Add(time.Second), ids.Derived(canonical.EntityTurn, 1, 0), "", "", &canonical.RuntimeError{
 		Class: canonical.ErrorClassValidation, Message: "response_item could not be read"})
@@ -171,6 +176,11 @@ func TestViews(t *testing.T) {
 	q(`SELECT calls, p50_ms::text FROM tool_calls_by_tool WHERE tool = 'Read'`, &calls, &p50)
 	require.Equal(t, 1, calls)
 	require.Equal(t, "300.000", p50, "the provider's duration, not the 0 ms between two stamps of one time")
+	q(`SELECT count(*) FROM tool_calls_by_tool WHERE tool = 'command_execution'`, &calls)
+	require.Zero(t, calls, "a command the user ran is no tool call")
+	var byUser *bool
+	q(`SELECT by_user FROM items WHERE command = 'git status'`, &byUser)
+	require.Equal(t, new(true), byUser, "said by the start, kept by the completion")
 
 	for decision, want := range map[string][2]string{"accept": {"500.000", "approved"}, "decline": {"1500.000", "denied"}} {
 		var n int

@@ -23,6 +23,11 @@ type ItemLifecycle struct {
 	// DurationMs is how long a finished tool or command item ran, in
 	// milliseconds, as the provider measured it (when it says).
 	DurationMs *int64 `json:"durationMs,omitempty" canonical:"nonneg"`
+	// ByUser says the user ran it, not the agent: a shell command typed
+	// into the CLI (Codex's user shell), a local slash command (Claude
+	// Code's /clear, /model, ...). Such items are not the agent's tool
+	// calls.
+	ByUser bool `json:"byUser,omitempty"`
 	// Files lists the paths a file_change item touches.
 	Files []string `json:"files,omitempty"`
 	// Content is the item's full text per stream kind (assistant text,

@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-stream/10"
+const MappingVersion = "claude-stream/11"
 
 // Raw sources: SDK messages, and the permission flow (can_use_tool and the
 // host's answer to it).

@@ -69,7 +69,7 @@ var rules = adapter.Rules{
 	{Kind: "system:control_request_progress", Emits: k(kState), Note: "session.state.changed{running}, reason control_request_progress, status as detail"},
 	{Kind: "system:model_refusal_fallback", Emits: k(canonical.KindModelRerouted), Note: "model.rerouted original_model → fallback_model, reason refusal; later turns use the fallback model"},
 	{Kind: "system:model_refusal_no_fallback", Emits: k(kError), Note: "runtime.error (provider_error) with the refusal content"},
-	{Kind: "system:local_command_output", Emits: k(kStarted, kCompleted), Note: "a completed command_execution item (title local command) with the output as content.command_output"},
+	{Kind: "system:local_command_output", Emits: k(kStarted, kCompleted), Note: "a completed command_execution item (title local command, byUser: the user ran it, not the agent) with the output as content.command_output"},
 	{Kind: "system:plugin_install", Emits: k(kConfigured, canonical.KindConfigWarning), Note: "session.configured{pluginInstall}; status failed → config.warning"},
 	{Kind: "system:thinking_tokens", Emits: k(kState), Note: "session.state.changed{running}, reason thinking, with the estimate (progress only, not billed usage)"},
 	{Kind: "system:session_state_changed", Emits: k(kState), Note: "idle → ready, running → running, requires_action → waiting"},

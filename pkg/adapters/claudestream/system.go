@@ -267,11 +267,11 @@ func nullable(r json.RawMessage) json.RawMessage {
 
 // LocalCommand maps a local slash command's output (/clear, /model: run by
 // the CLI, not the model): a completed command_execution item titled
-// "local command", with the output as its command_output. The session log
-// writes the same as system:local_command lines.
+// "local command", run by the user, with the output as its command_output.
+// The session log writes the same as system:local_command lines.
 func LocalCommand(em *adapter.Emitter, env canonical.Event, output string) {
 	env.ItemID = em.IDs().Derived(canonical.EntityItem, em.Frame().Ordinal, 0)
-	p := canonical.ItemLifecycle{ItemType: canonical.ItemTypeCommandExecution, Status: canonical.ItemStatusCompleted, Title: "local command"}
+	p := canonical.ItemLifecycle{ItemType: canonical.ItemTypeCommandExecution, Status: canonical.ItemStatusCompleted, Title: "local command", ByUser: true}
 	if output != "" {
 		p.Content = map[canonical.StreamKind]string{canonical.StreamCommandOutput: output}
 	}

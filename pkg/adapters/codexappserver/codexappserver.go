@@ -22,7 +22,7 @@ import (
 const Dialect = "codex-app-server"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-app-server/10"
+const MappingVersion = "codex-app-server/11"
 
 // Raw sources: what the agent sends unasked, what it asks, and the
 // answers to requests in either direction.

@@ -135,6 +135,24 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a command the user typed (source userShell) is by the user; the agent's is not",
+			given: []string{turnStarted,
+				`{"method":"item/started","params":{"threadId":"th","turnId":"tu","item":{"type":"commandExecution","id":"u1","command":"git status","status":"inProgress","source":"userShell"}}}`,
+				`{"method":"item/completed","params":{"threadId":"th","turnId":"tu","item":{"type":"commandExecution","id":"u1","command":"git status","status":"completed","exitCode":0,"source":"userShell"}}}`,
+				`{"method":"item/completed","params":{"threadId":"th","turnId":"tu","item":{"type":"commandExecution","id":"c1","command":"ls","status":"completed","exitCode":0,"source":"agent"}}}`,
+				`{"method":"item/completed","params":{"threadId":"th","turnId":"tu","item":{"type":"commandExecution","id":"c2","command":"pwd","status":"completed","exitCode":0,"source":{"unexpected":true}}}}`,
+				turnDone},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindItemCompleted,
+				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.True(t, evs[1].Payload.(*canonical.ItemStarted).ByUser)
+				require.True(t, evs[2].Payload.(*canonical.ItemCompleted).ByUser)
+				require.False(t, evs[4].Payload.(*canonical.ItemCompleted).ByUser)
+				require.False(t, evs[6].Payload.(*canonical.ItemCompleted).ByUser, "a source of another shape is not the user's")
+			},
+		},
+		{
 			name: "user messages are keyed by turn and text; a second one alike in the turn is an item of its own",
 			given: []string{turnStarted,
 				`{"method":"item/started","params":{"threadId":"th","turnId":"tu","item":{"type":"userMessage","id":"u1","content":[{"type":"text","text":"go on"}]}}}`,

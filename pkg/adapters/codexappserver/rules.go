@@ -161,7 +161,7 @@ var itemNotes = map[string]string{
 	"functionCallOutput":  "dynamic_tool_call (output the client supplied for a tool it ran)",
 	"plan":                "plan; text → content.plan_text (the completed item is authoritative, not the deltas)",
 	"reasoning":           "reasoning; summary → content.reasoning_summary_text, content → content.reasoning_text",
-	"commandExecution":    "command_execution; command → command and title, exitCode, aggregatedOutput → content.command_output, status",
+	"commandExecution":    "command_execution; command → command and title, exitCode, aggregatedOutput → content.command_output, status; source userShell → byUser (the user ran it, not the agent)",
 	"fileChange":          "file_change; changes[].path → files, status",
 	"mcpToolCall":         "mcp_tool_call; server/tool → title, tool → toolName",
 	"dynamicToolCall":     "dynamic_tool_call; tool → toolName and title",

@@ -28,15 +28,18 @@ type Item struct {
 	ExitCode              *int            `json:"exitCode"`
 	ExitCodeSnake         *int            `json:"exit_code"`
 	DurationMs            *int64          `json:"durationMs"`
-	Status                json.RawMessage `json:"status"`
-	Changes               json.RawMessage `json:"changes"`
-	Server                string          `json:"server"`
-	Tool                  string          `json:"tool"`
-	Query                 string          `json:"query"`
-	Message               string          `json:"message"`
-	Path                  string          `json:"path"`
-	Prompt                string          `json:"prompt"`
-	Items                 []struct {
+	// Source says who ran a command (app-server: agent, userShell, ...);
+	// raw, as other items may spell a source another way.
+	Source  json.RawMessage `json:"source"`
+	Status  json.RawMessage `json:"status"`
+	Changes json.RawMessage `json:"changes"`
+	Server  string          `json:"server"`
+	Tool    string          `json:"tool"`
+	Query   string          `json:"query"`
+	Message string          `json:"message"`
+	Path    string          `json:"path"`
+	Prompt  string          `json:"prompt"`
+	Items   []struct {
 		Text      string `json:"text"`
 		Completed bool   `json:"completed"`
 	} `json:"items"`
@@ -78,6 +81,7 @@ func (it Item) Lifecycle(data json.RawMessage, final bool) canonical.ItemLifecyc
 		p.Title = it.Query
 	case canonical.ItemTypeCommandExecution:
 		p.Title = p.Command
+		p.ByUser = UserShell(it.Source)
 	case canonical.ItemTypeImageView:
 		p.Title = it.Path
 	case canonical.ItemTypeError:
@@ -222,3 +226,11 @@ func joinText(raw json.RawMessage) string {
 // JoinText is joinText for the dialects: the text of a string, a list of
 // strings or a list of content parts.
 func JoinText(raw json.RawMessage) string { return joinText(raw) }
+
+// UserShell says whether a command's source (the app-server's
+// CommandExecutionSource, the rollout's ExecCommandSource) is the user's
+// shell: a command the user typed into the CLI, not one the agent ran.
+func UserShell(source json.RawMessage) bool {
+	var s string
+	return jsonscan.Unmarshal(source, &s) == nil && (s == "userShell" || s == "user_shell")
+}

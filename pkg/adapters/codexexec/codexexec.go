@@ -15,7 +15,7 @@ import (
 const Dialect = "codex-exec"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-exec/5"
+const MappingVersion = "codex-exec/6"
 
 const rawSource = "codex.sdk.thread-event"
 

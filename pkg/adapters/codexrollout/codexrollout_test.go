@@ -157,6 +157,29 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a command the user typed (source user_shell) is by the user; the agent's is not",
+			given: []string{
+				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
+				ln("event_msg", `{"type":"exec_command_begin","call_id":"u1","turn_id":"tu","command":["git","status"],"source":"user_shell"}`),
+				ln("event_msg", `{"type":"exec_command_end","call_id":"u1","turn_id":"tu","exit_code":0,"aggregated_output":"clean\n","source":"user_shell"}`),
+				ln("event_msg", `{"type":"exec_command_begin","call_id":"a1","turn_id":"tu","command":["ls"],"source":"agent"}`),
+				ln("event_msg", `{"type":"task_complete","turn_id":"tu"}`),
+			},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemUpdated, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemCompleted, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				// Every event of the user's command says so, its completion
+				// at the end of the turn too; none of the agent's does.
+				byUser := map[string][]bool{}
+				for _, e := range evs[1:6] {
+					lc := lifecycle(e)
+					require.Equal(t, canonical.ItemTypeCommandExecution, lc.ItemType)
+					byUser[e.ItemID] = append(byUser[e.ItemID], lc.ByUser)
+				}
+				require.Equal(t, map[string][]bool{evs[1].ItemID: {true, true, true}, evs[3].ItemID: {false, false}}, byUser)
+			},
+		},
+		{
 			name: "a shell call's output wrapped with its exit code (CLIs of 2025) is unwrapped",
 			given: []string{
 				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
@@ -363,4 +386,19 @@ func BenchmarkMap(b *testing.B) {
 		lines = append(lines, in.Frames...)
 	}
 	adaptertest.Bench(b, codexrollout.Adapter{}, lines)
+}
+
+// lifecycle is the item payload of an item.started, item.updated or
+// item.completed event.
+func lifecycle(e canonical.Event) canonical.ItemLifecycle {
+	switch p := e.Payload.(type) { //nolint:gochecksumtype // only item lifecycles are asked for
+	case *canonical.ItemStarted:
+		return canonical.ItemLifecycle(*p)
+	case *canonical.ItemUpdated:
+		return canonical.ItemLifecycle(*p)
+	case *canonical.ItemCompleted:
+		return canonical.ItemLifecycle(*p)
+	default:
+		panic("not an item lifecycle event: " + string(e.Type()))
+	}
 }

@@ -26,6 +26,7 @@ type ev struct {
 	Delta            string          `json:"delta"`
 	Reason           json.RawMessage `json:"reason"`
 	Command          json.RawMessage `json:"command"`
+	Source           json.RawMessage `json:"source"`
 	ExitCode         *int            `json:"exit_code"`
 	AggregatedOutput *string         `json:"aggregated_output"`
 	Stdout           string          `json:"stdout"`
@@ -364,6 +365,7 @@ func (mp *mapper) toolEvent(kind string, e ev, t canonical.ItemType, raw json.Ra
 			lc.Content = map[canonical.StreamKind]string{canonical.StreamCommandOutput: *out}
 		}
 		lc.ExitCode = e.ExitCode
+		lc.ByUser = codexcommon.UserShell(e.Source)
 	case canonical.ItemTypeMCPToolCall:
 		if e.Invocation != nil {
 			lc.ToolName, lc.Title = e.Invocation.Tool, strings.Trim(e.Invocation.Server+"/"+e.Invocation.Tool, "/")

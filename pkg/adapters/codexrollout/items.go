@@ -78,7 +78,7 @@ func (mp *mapper) open(s sighting) OpenItem {
 	it := OpenItem{
 		Key: s.key, PID: s.pid, ID: id, Type: s.lc.ItemType, Family: s.fam, Tool: s.tool,
 		Content: merge(nil, s.lc.Content), Title: s.lc.Title, Command: s.lc.Command, ToolName: s.lc.ToolName,
-		ExitCode: s.lc.ExitCode, DurationMs: s.lc.DurationMs,
+		ExitCode: s.lc.ExitCode, DurationMs: s.lc.DurationMs, ByUser: s.lc.ByUser,
 	}
 	p := s.lc
 	p.Status = canonical.ItemStatusInProgress
@@ -116,6 +116,7 @@ func (mp *mapper) complete(it OpenItem, p canonical.ItemLifecycle) {
 	if p.DurationMs == nil {
 		p.DurationMs = it.DurationMs
 	}
+	p.ByUser = p.ByUser || it.ByUser
 	if p.Status == "" || p.Status == canonical.ItemStatusInProgress {
 		p.Status = canonical.ItemStatusCompleted
 	}
@@ -136,6 +137,8 @@ func (mp *mapper) update(i int, p canonical.ItemLifecycle) {
 	if p.DurationMs != nil {
 		it.DurationMs = p.DurationMs
 	}
+	it.ByUser = it.ByUser || p.ByUser
+	p.ByUser = it.ByUser
 	p.Status, p.ExitCode, p.DurationMs = canonical.ItemStatusInProgress, nil, nil
 	u := canonical.ItemUpdated(p)
 	mp.em.Emit(mp.itemEnv(*it), &u)

@@ -45,10 +45,10 @@ var rules = adapter.Rules{
 	{Kind: "item_started", Emits: tool, Note: "TurnItem (PascalCase tags, same type table as the app-server): messages and reasoning pair as the other copies; other items join their call by id"},
 	{Kind: "item_completed", Emits: tool, Note: "TurnItem: messages and reasoning pair as the other copies (the id is the app-server item id, except for UserMessage, which pairs by order); tool items join their call by id and update it, the call's output completes it"},
 	// Tools.
-	{Kind: "exec_command_begin", Emits: tool, Note: "command_execution; " + toolNote},
+	{Kind: "exec_command_begin", Emits: tool, Note: "command_execution; source user_shell → byUser (the user ran it, not the agent); " + toolNote},
 	{Kind: "exec_command_output_delta", Emits: delta, Note: "content.delta command_output on the call"},
 	{Kind: "terminal_interaction", Emits: tool, Note: "item.updated of the command; " + toolNote},
-	{Kind: "exec_command_end", Emits: tool, Note: "command_execution: exit_code, aggregated_output; " + toolNote},
+	{Kind: "exec_command_end", Emits: tool, Note: "command_execution: exit_code, aggregated_output, source user_shell → byUser; " + toolNote},
 	{Kind: "patch_apply_begin", Emits: tool, Note: "file_change; " + toolNote},
 	{Kind: "patch_apply_end", Emits: tool, Note: "file_change; " + toolNote},
 	{Kind: "mcp_tool_call_begin", Emits: tool, Note: "mcp_tool_call, invocation server/tool → title; " + toolNote},

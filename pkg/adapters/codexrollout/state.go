@@ -82,6 +82,8 @@ type OpenItem struct {
 	// output, which says neither in the rollouts of 2026.
 	ExitCode   *int   `json:"exitCode,omitempty"`
 	DurationMs *int64 `json:"durationMs,omitempty"`
+	// ByUser says a line of the call named the user as who ran it.
+	ByUser bool `json:"byUser,omitempty"`
 }
 
 // OpenRequest is an approval or question the rollout recorded.
