@@ -168,9 +168,11 @@ Without PATH, the default log locations that exist are read: ~/.claude/projects
 (sniffed: Gemini CLI keeps whole-JSON chat files there, which are skipped).
 
 The lines were written before they are read: those that state no time of their own are timed
-when read, and their events say so (createdAtIngested), so that the views keep such times out
-of durations and latencies. With --follow, only the lines a file held when following began (or
-resumed) are; lines appended while it follows are timed as they come.`,
+when the file had been written by (its modification time), and their events say so
+(createdAtIngested), so that the views keep such times out of durations and latencies. With
+--follow, only the lines a file held when following began (or resumed) are, those of a file
+rotated away while agentwire was stopped included; lines appended while it follows are timed
+as they come.`,
 		Example: `  agentwire ingest file testdata/recordings
   agentwire ingest file --dialect codex-exec run.jsonl
   agentwire ingest file        # ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp`,

@@ -96,14 +96,24 @@ type followState struct {
 	modTime time.Time
 	warned  bool
 	// opened says the path was read since the follower started. Of a file
-	// there when it started, the lines before backlogTo in generation
-	// backlogGen were written before they are read: they are backlog.
+	// there when it started, the backlog of generation backlogGen was
+	// written before it is read.
 	opened     bool
-	backlogTo  int64
+	backlog    backlogPart
 	backlogGen int
-	// backlogAt is when those lines had been written by: the file's
-	// modification time then.
-	backlogAt time.Time
+}
+
+// backlogPart is the part of a file written before following began or
+// resumed: the lines that end at or before to, which had been written by
+// at (the file's modification time then). Zero: none.
+type backlogPart struct {
+	to int64
+	at time.Time
+}
+
+// backlogOf is the backlog part of a file following finds as info.
+func backlogOf(info os.FileInfo) backlogPart {
+	return backlogPart{to: info.Size(), at: info.ModTime()}
 }
 
 // rotatedFile is an earlier generation of a path, renamed away from it,
@@ -117,6 +127,9 @@ type rotatedFile struct {
 	size     int64
 	modTime  time.Time
 	lastGrew time.Time
+	// backlog is what it held when the follower's first look found it,
+	// rotated while agentwire was stopped.
+	backlog backlogPart
 }
 
 // fileID is a file's identity apart from its name: device and inode.
@@ -409,11 +422,15 @@ func (fw *follower) follow(ctx context.Context, path string) error {
 		}
 	}
 	if !st.opened && !fw.polled {
-		st.backlogTo, st.backlogGen, st.backlogAt = info.Size(), st.Generation, info.ModTime()
+		st.backlog, st.backlogGen = backlogOf(info), st.Generation
 	}
 	st.opened = true
+	var part backlogPart
+	if st.Generation == st.backlogGen {
+		part = st.backlog
+	}
 	for {
-		n, err := fw.read(ctx, f, path, &st.fileCursor, st)
+		n, err := fw.read(ctx, f, path, &st.fileCursor, st, part)
 		if err != nil {
 			return err
 		}
@@ -447,6 +464,11 @@ func (fw *follower) rotatedAway(ctx context.Context, st *followState, why string
 		return nil
 	}
 	rf := &rotatedFile{fileCursor: st.fileCursor, Name: name, f: f, size: -1, lastGrew: time.Now()}
+	if info, err := f.Stat(); err == nil && !fw.polled {
+		// Rotated while agentwire was stopped: what it holds now was
+		// written before.
+		rf.backlog = backlogOf(info)
+	}
 	st.Rotated = append(st.Rotated, rf)
 	fw.in.Log.Info("a followed file was "+why+": reading it to its end, then the path's new file", "path", st.Path, "now", name,
 		"session", rf.Session, "offset", rf.Offset)
@@ -489,6 +511,7 @@ func (fw *follower) readRotated(ctx context.Context, st *followState) error {
 // readRotatedFile reads what is new in rf; it reports true when rf is done
 // with.
 func (fw *follower) readRotatedFile(ctx context.Context, st *followState, rf *rotatedFile) (bool, error) {
+	found := false
 	if rf.f == nil {
 		// Loaded from the bucket: find the file again, by identity.
 		name, f, err := findFile(filepath.Dir(rf.Name), rf.id(), rf.Name)
@@ -502,10 +525,16 @@ func (fw *follower) readRotatedFile(ctx context.Context, st *followState, rf *ro
 		}
 		rf.Name, rf.f, rf.size, rf.lastGrew = name, f, -1, time.Now()
 		fw.in.Log.Info("reading on a file rotated away from a followed path", "path", st.Path, "now", name, "session", rf.Session, "offset", rf.Offset)
+		found = true
 	}
 	info, err := rf.f.Stat()
 	if err != nil {
 		return false, fmt.Errorf("follow %s: %w", rf.Name, err)
+	}
+	if found && !fw.polled {
+		// Being read when agentwire stopped: what it got since was
+		// written before it is read.
+		rf.backlog = backlogOf(info)
 	}
 	if info.Size() == rf.size && info.ModTime().Equal(rf.modTime) {
 		if time.Since(rf.lastGrew) < fw.opts.RotatedGrace {
@@ -534,7 +563,7 @@ func (fw *follower) readRotatedFile(ctx context.Context, st *followState, rf *ro
 		rf.Dialect = d
 	}
 	for {
-		n, err := fw.read(ctx, rf.f, rf.Name, &rf.fileCursor, st)
+		n, err := fw.read(ctx, rf.f, rf.Name, &rf.fileCursor, st, rf.backlog)
 		if err != nil {
 			return false, err
 		}
@@ -654,9 +683,9 @@ func (fw *follower) dialect(path string, st *followState) (string, error) {
 
 // read publishes the complete lines of f (named name) after c.Offset, up
 // to followBatch bytes, waits until they are stored and saves st, of which
-// c is the current file or a rotated one. It returns how many bytes it
-// consumed.
-func (fw *follower) read(ctx context.Context, f *os.File, name string, c *fileCursor, st *followState) (int64, error) {
+// c is the current file or a rotated one; the lines in part are backlog.
+// It returns how many bytes it consumed.
+func (fw *follower) read(ctx context.Context, f *os.File, name string, c *fileCursor, st *followState, part backlogPart) (int64, error) {
 	if _, err := f.Seek(c.Offset, io.SeekStart); err != nil {
 		return 0, fmt.Errorf("follow %s: %w", name, err)
 	}
@@ -674,7 +703,7 @@ func (fw *follower) read(ctx context.Context, f *os.File, name string, c *fileCu
 		consumed += int64(len(line))
 		// Written whole before following began: a line completed later
 		// was written (ended) while followed.
-		backlog := c == &st.fileCursor && c.Generation == st.backlogGen && c.Offset+consumed <= st.backlogTo
+		backlog := c.Offset+consumed <= part.to
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
@@ -685,7 +714,7 @@ func (fw *follower) read(ctx context.Context, f *os.File, name string, c *fileCu
 			Bytes: line, ReceivedAt: fw.in.now(), Backlog: backlog,
 		}
 		if backlog {
-			fr.WrittenBy = st.backlogAt
+			fr.WrittenBy = part.at
 		}
 		err = fw.in.Pub.PublishAt(ctx, fr, ordinal)
 		if err != nil {

@@ -152,47 +152,91 @@ func TestFollow(t *testing.T) {
 	// while it followed (the partial line completed then included). b2's
 	// last line may be written before the last start's first look or
 	// after: left out.
-	got := bySession(f.raw(t))
-	backlog := map[string][]bool{}
-	writtenBy := map[string][]time.Time{}
-	for key, msgs := range got {
-		for _, m := range msgs {
-			backlog[key] = append(backlog[key], m.header.Get(bus.HeaderBacklog) == "true")
-			var by time.Time
-			if v := m.header.Get(bus.HeaderWrittenBy); v != "" {
-				var err error
-				by, err = time.Parse(time.RFC3339Nano, v)
-				require.NoError(t, err)
-			}
-			writtenBy[key] = append(writtenBy[key], by)
-		}
-	}
+	origins := originsOf(t, f.raw(t))
 	// Backlog is written by the file's modification time when the start
 	// that found it looked.
-	var none time.Time
-	require.Equal(t, map[string][]time.Time{
-		keyA: {firstA.UTC(), firstA.UTC(), none, none, secondA.UTC(), secondA.UTC()},
-		keyB: {none, none, none, secondB.UTC()},
-	}, map[string][]time.Time{keyA: utc(writtenBy[keyA]), keyB: utc(writtenBy[keyB])})
-	backlog[keyB+"#2"] = backlog[keyB+"#2"][:8]
-	require.Equal(t, map[string][]bool{
-		keyA:        {true, true, false, false, true, true},
-		keyB:        {false, false, false, true},
-		keyA + "#2": {false},
-		keyB + "#2": {false, false, false, false, false, false, false, false},
-	}, backlog)
+	backlogBy := func(at time.Time) frameOrigin { return frameOrigin{backlog: true, writtenBy: at.UTC()} }
+	origins[keyB+"#2"] = origins[keyB+"#2"][:8]
+	require.Equal(t, map[string][]frameOrigin{
+		keyA:        {backlogBy(firstA), backlogBy(firstA), live, live, backlogBy(secondA), backlogBy(secondA)},
+		keyB:        {live, live, live, backlogBy(secondB)},
+		keyA + "#2": {live},
+		keyB + "#2": {live, live, live, live, live, live, live, live},
+	}, origins)
 }
 
-// utc is ts in UTC, zero times as they are, for comparing with Equal's
-// sense of time in require.Equal.
-func utc(ts []time.Time) []time.Time {
-	out := make([]time.Time, len(ts))
-	for i, t := range ts {
-		if !t.IsZero() {
-			out[i] = t.UTC()
+// originsOf is what the headers of each session's messages say of their
+// origin, in order, times in UTC.
+func originsOf(t *testing.T, msgs []rawMsg) map[string][]frameOrigin {
+	t.Helper()
+	out := map[string][]frameOrigin{}
+	for key, msgs := range bySession(msgs) {
+		for _, m := range msgs {
+			o := frameOrigin{backlog: m.header.Get(bus.HeaderBacklog) == "true"}
+			if v := m.header.Get(bus.HeaderWrittenBy); v != "" {
+				by, err := time.Parse(time.RFC3339Nano, v)
+				require.NoError(t, err)
+				o.writtenBy = by.UTC()
+			}
+			out[key] = append(out[key], o)
 		}
 	}
 	return out
+}
+
+// TestFollowRotatedWhileStopped: lines a file got while agentwire was
+// stopped are backlog, written by the file's time then, also when the
+// file was rotated away meanwhile, or was a rotated file still being read.
+func TestFollowRotatedWhileStopped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	dir := t.TempDir()
+	c, d := filepath.Join(dir, "c.jsonl"), filepath.Join(dir, "d.jsonl")
+	appendFile(t, c, frameLines("c", 1, 1))
+	appendFile(t, d, frameLines("d", 1, 1))
+	fl := startFollower(t, f, dir)
+	f.waitRaw(t, 2)
+	// d is rotated while followed; its rotated file is still read (for
+	// a minute after it last grew) when agentwire stops.
+	require.NoError(t, os.Rename(d, d+".1"))
+	appendFile(t, d, frameLines("d2", 1, 1))
+	f.waitRaw(t, 3)
+	appendFile(t, c, frameLines("c", 2, 2))
+	f.waitRaw(t, 4)
+	fl.stop(t)
+
+	// Meanwhile: c gets a line and is rotated, a new c gets one; the
+	// rotated d gets a line.
+	appendFile(t, c, frameLines("c", 3, 3))
+	require.NoError(t, os.Rename(c, c+".1"))
+	appendFile(t, c, frameLines("c2", 1, 1))
+	appendFile(t, d+".1", frameLines("d", 2, 2))
+	mtime := func(path string) time.Time {
+		info, err := os.Stat(path)
+		require.NoError(t, err)
+		return info.ModTime().UTC()
+	}
+	rotatedC, newC, rotatedD := mtime(c+".1"), mtime(c), mtime(d+".1")
+	fl = startFollower(t, f, dir)
+	f.waitRaw(t, 7)
+	fl.stop(t)
+
+	keyC, keyD := ingest.FileSessionKey(c), ingest.FileSessionKey(d)
+	checkFollowed(t, f, map[string]string{
+		keyC:        frameLines("c", 1, 3),
+		keyC + "#2": frameLines("c2", 1, 1),
+		keyD:        frameLines("d", 1, 2),
+		keyD + "#2": frameLines("d2", 1, 1),
+	})
+	origins := originsOf(t, f.raw(t))
+	first := origins[keyC][0]
+	require.True(t, first.backlog, "there when following began")
+	require.Equal(t, map[string][]frameOrigin{
+		keyC:        {first, live, {backlog: true, writtenBy: rotatedC}},
+		keyC + "#2": {{backlog: true, writtenBy: newC}},
+		keyD:        {origins[keyD][0], {backlog: true, writtenBy: rotatedD}},
+		keyD + "#2": {live},
+	}, origins)
 }
 
 func TestFollowFileThatAppearsLater(t *testing.T) {
