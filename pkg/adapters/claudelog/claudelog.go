@@ -3,6 +3,7 @@ package claudelog
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,7 +84,24 @@ type State struct {
 	// event (Stop, SubagentStop), and follows their runs.
 	HookTool  string `json:"hookTool,omitempty"`
 	HookEvent string `json:"hookEvent,omitempty"`
+	// Leaf is the uuid of the last message line, and Titles the
+	// summaries whose leaf the log has not reached (oldest first, at most
+	// maxTitles): a summary names the conversation its leafUuid ends, and
+	// the CLI writes those of other conversations into a log too.
+	Leaf   string  `json:"leaf,omitempty"`
+	Titles []Title `json:"titles,omitempty"`
 }
+
+// Title is a summary waiting for the line it titles the conversation of.
+type Title struct {
+	Leaf    string `json:"leaf"`
+	Summary string `json:"summary"`
+}
+
+// maxTitles bounds the summaries kept waiting for their leaf: a log that
+// opens with summaries of a project's other conversations keeps the
+// latest.
+const maxTitles = 64
 
 // line is the union of the members of a session-log line the mapping reads.
 type line struct {
@@ -119,6 +137,7 @@ type line struct {
 	GitBranch         string          `json:"gitBranch"`
 	HookInfos         json.RawMessage `json:"hookInfos"`
 	Attachment        json.RawMessage `json:"attachment"`
+	LeafUUID          string          `json:"leafUuid"`
 }
 
 // time is the provider's time of the line, zero when it has none. A
@@ -232,7 +251,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	case "assistant":
 		mapAssistant(em, &st, env, l)
 	case "summary":
-		em.Emit(env, &canonical.ThreadMetadataUpdated{Name: l.Summary})
+		mapSummary(em, &st, env, l, f.Bytes)
 	case "custom-title":
 		em.Emit(env, &canonical.ThreadMetadataUpdated{Name: l.CustomTitle})
 	case "system":
@@ -265,7 +284,35 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		}
 		em.Emit(env, &canonical.SessionConfigured{Config: cfg})
 	}
+	if (l.Type == "user" || l.Type == "assistant") && l.UUID != "" {
+		st.Leaf = l.UUID
+		if i := slices.IndexFunc(st.Titles, func(t Title) bool { return t.Leaf == l.UUID }); i >= 0 {
+			// The conversation a summary titles goes on in this log.
+			// Last, so that the line's other events keep their ids.
+			em.Emit(st.T.Envelope(em), &canonical.ThreadMetadataUpdated{Name: st.Titles[i].Summary})
+			st.Titles = slices.Delete(st.Titles, i, i+1)
+		}
+	}
 	return st, em.Events(), nil
+}
+
+// mapSummary maps a summary line: the title of the conversation that ends
+// at its leafUuid. That is this log's thread when the leaf is the line
+// before it, and when a later line is the leaf (a resumed conversation
+// copied into the log); the CLI also writes summaries of a project's
+// other conversations into a log, which title nothing here. Until its
+// leaf comes, the summary is thread metadata, the record in raw.
+func mapSummary(em *adapter.Emitter, st *State, env canonical.Event, l line, frame []byte) {
+	if l.LeafUUID == "" || l.LeafUUID == st.Leaf {
+		em.Emit(env, &canonical.ThreadMetadataUpdated{Name: l.Summary})
+		return
+	}
+	em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{l.Type: json.RawMessage(frame)}})
+	st.Titles = slices.DeleteFunc(st.Titles, func(t Title) bool { return t.Leaf == l.LeafUUID })
+	if len(st.Titles) == maxTitles {
+		st.Titles = slices.Delete(st.Titles, 0, 1)
+	}
+	st.Titles = append(st.Titles, Title{Leaf: l.LeafUUID, Summary: l.Summary})
 }
 
 // isPrompt says whether a user line is a user input: text, not a tool

@@ -2,7 +2,9 @@ package claudelog_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,6 +114,43 @@ func TestMap(t *testing.T) {
 				require.NotNil(t, done)
 				require.Equal(t, canonical.TokenUsage{InputTokens: 20, CachedInputTokens: 10, OutputTokens: 10}, *done.Usage)
 				require.Equal(t, int64(20), done.ModelUsage["m"].InputTokens)
+			},
+		},
+		{
+			name: "a summary titles the conversation its leaf ends: this one's when the leaf is here, before or after it, else none",
+			given: []string{
+				`{"type":"summary","summary":"Another conversation","leafUuid":"elsewhere"}`,
+				`{"type":"summary","summary":"This conversation, resumed","leafUuid":"u1"}`,
+				user("u1", "go"),
+				asst("m1", `{"type":"text","text":"done"}`, `"end_turn"`, 1),
+				`{"type":"summary","summary":"Just summarized","leafUuid":"am1","sessionId":"s1"}`,
+				`{"type":"summary","summary":"Older format, no leaf","sessionId":"s1"}`,
+				`{"type":"summary","summary":"Another conversation, later","leafUuid":"elsewhere too","sessionId":"s1"}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var names, waiting []string
+				for _, e := range evs {
+					p, ok := e.Payload.(*canonical.ThreadMetadataUpdated)
+					if !ok {
+						continue
+					}
+					if p.Name != "" {
+						require.NotEmpty(t, e.ThreadID, "a title names a thread: %s", p.Name)
+						names = append(names, p.Name)
+					} else {
+						waiting = append(waiting, string(p.Metadata["summary"]))
+					}
+				}
+				require.Equal(t, []string{"This conversation, resumed", "Just summarized", "Older format, no leaf"}, names)
+				require.Len(t, waiting, 3, "a summary waiting for its leaf is metadata, the record kept")
+				require.Contains(t, waiting[0], `"leafUuid":"elsewhere"`)
+				// The title follows the leaf line's own events.
+				i := slices.IndexFunc(evs, func(e canonical.Event) bool {
+					p, ok := e.Payload.(*canonical.ThreadMetadataUpdated)
+					return ok && p.Name == "This conversation, resumed"
+				})
+				require.IsType(t, &canonical.ItemCompleted{}, evs[i-1].Payload)
 			},
 		},
 		{
@@ -551,4 +590,24 @@ func BenchmarkMap(b *testing.B) {
 		lines = append(lines, in.Frames...)
 	}
 	adaptertest.Bench(b, claudelog.Adapter{}, lines)
+}
+
+// TestTitlesWaitBounded: a log that opens with more summaries of other
+// conversations than are kept waiting keeps the latest.
+func TestTitlesWaitBounded(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for i := range 70 {
+		lines = append(lines, fmt.Sprintf(`{"type":"summary","summary":"title %d","leafUuid":"leaf-%d"}`, i, i))
+	}
+	for _, leaf := range []string{"leaf-0", "leaf-5", "leaf-6", "leaf-69"} {
+		lines = append(lines, `{"type":"user","message":{"role":"user","content":"go"},"uuid":"`+leaf+`","sessionId":"s1"}`)
+	}
+	var names []string
+	for _, e := range mapLines(t, claudelog.Adapter{}, strs(lines...)) {
+		if p, ok := e.Payload.(*canonical.ThreadMetadataUpdated); ok && p.Name != "" {
+			names = append(names, p.Name)
+		}
+	}
+	require.Equal(t, []string{"title 6", "title 69"}, names, "the six oldest were let go")
 }

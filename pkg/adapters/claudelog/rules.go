@@ -14,17 +14,18 @@ var metadata = k(canonical.KindThreadMetadataUpdated)
 
 // configured is what a user or assistant line may add: the session's CLI
 // version (the first line naming one, or another) and the main
-// conversation's model (when it changes).
-var configured = k(canonical.KindSessionConfigured)
+// conversation's model (when it changes), and the title of a summary
+// whose leaf it is.
+var configured = k(canonical.KindSessionConfigured, canonical.KindThreadMetadataUpdated)
 
-const configuredNote = " A line whose version (the CLI's) differs from the last reported is followed by session.configured{claude_code_version, cwd, gitBranch}, the last of its events."
+const configuredNote = " A line whose version (the CLI's) differs from the last reported is followed by session.configured{claude_code_version, cwd, gitBranch}; a line that is the leaf of a summary the log wrote before it, by thread.metadata.updated{name: summary}, the last of its events."
 
 const metadataNote = "bookkeeping beside the conversation: thread.metadata.updated with the record under its type (raw keeps it)"
 
 var rules = adapter.Rules{
 	{Kind: "user", Emits: append(append(append([]canonical.Kind{}, claudestream.UserEmits...), closing...), configured...), Note: claudestream.UserNote + configuredNote + " A prompt is a user line with text and no tool_result that is not isMeta or isCompactSummary; a prompt while a turn is open ends that turn first (completed, with the summed usage: older logs write no stop reason). A main-line line whose only content is the CLI's interruption marker ([Request interrupted by user], ... for tool use]) is no prompt: a user_message titled as injected that ends the open turn interrupted (with the summed usage), opening none. Local slash commands as CLIs before system:local_command wrote them (the isMeta caveat, then <command-name> and <local-command-stdout> user lines) are no prompts either: they end an open turn (completed) as a prompt would and open none; the caveat is a user_message titled as injected, the other two completed command_execution items titled local command, byUser, with the line as command_output, as system:local_command gives. A sidechain prompt opens a turn only when none is open (a sub-agent's own transcript). isMeta text is a user_message titled as injected; a compaction summary is a context_compaction item."},
 	{Kind: "assistant", Emits: append(append(append([]canonical.Kind{}, claudestream.AssistantEmits...), closing...), configured...), Note: claudestream.AssistantNote + configuredNote + " A main-conversation message whose model differs from the last reported is followed by session.configured{model}, in the open turn (the session's model, and the turn's when nothing named it; <synthetic> error messages name none)." + " Usage: the log writes the message's usage on each of its lines, refined as it streamed; the last line's counts once per message.id, and a turn's usage is the sum over its messages (sidechain messages excluded, as in the stream's result); a line that changes it before the turn ends is followed by thread.token-usage.updated with the turn's usage so far (turn, turnModelUsage, the turn's provider id) and the session total including it. A non-sidechain message with a terminal stop_reason (end_turn, stop_sequence, max_tokens, refusal) ends the turn; an API error message (isApiErrorMessage) ends it failed with runtime.error. Further lines of that message stay in the turn they ended."},
-	{Kind: "summary", Emits: metadata, Note: "thread.metadata.updated{name: summary}"},
+	{Kind: "summary", Emits: metadata, Note: "the title of the conversation that ends at its leafUuid: thread.metadata.updated{name: summary} when that is the message line before it (or it names no leaf); else thread.metadata.updated with the record under summary (raw keeps it), and the name follows the line that is its leaf, if the log has one (a resumed conversation). The CLI writes summaries of a project's other conversations into a log too: they name nothing here"},
 	{Kind: "custom-title", Emits: metadata, Note: "thread.metadata.updated{name: customTitle}"},
 	{Kind: "file-history-snapshot", Emits: metadata, Note: metadataNote + " (rewind snapshot)"},
 	{Kind: "queue-operation", Emits: metadata, Note: metadataNote + " (input queue; the user line that follows carries the prompt)"},
