@@ -464,10 +464,12 @@ func (fw *follower) rotatedAway(ctx context.Context, st *followState, why string
 		return nil
 	}
 	rf := &rotatedFile{fileCursor: st.fileCursor, Name: name, f: f, size: -1, lastGrew: time.Now()}
-	if info, err := f.Stat(); err == nil && !fw.polled {
+	if !fw.polled {
 		// Rotated while agentwire was stopped: what it holds now was
 		// written before.
-		rf.backlog = backlogOf(info)
+		if info, err := f.Stat(); err == nil {
+			rf.backlog = backlogOf(info)
+		}
 	}
 	st.Rotated = append(st.Rotated, rf)
 	fw.in.Log.Info("a followed file was "+why+": reading it to its end, then the path's new file", "path", st.Path, "now", name,

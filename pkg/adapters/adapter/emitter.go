@@ -57,7 +57,8 @@ func (e *Emitter) SetTime(t time.Time) {
 func (e *Emitter) SetTimeOn(c *Clock, provider time.Time) time.Time {
 	e.at = c.At(e.frame.Arrival(), provider)
 	// Shifted by the provider's lead, a backlog frame's arrival is still
-	// when it was read: about the time of the last frame that had one.
+	// not when it was written: about the time of the last frame that had
+	// one.
 	e.ingested = e.frame.Backlog && !c.Stated(provider)
 	return e.at
 }
