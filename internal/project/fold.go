@@ -47,6 +47,35 @@ type threadPatch struct {
 	contextWindow     *int64
 	startedAt         *time.Time
 	updatedAt         time.Time
+	// preview is the start of the first thing the user said in the
+	// thread (previewRunes at most): what it is about, when the provider
+	// names it not.
+	preview *string
+}
+
+// previewRunes is how much of the user's first message a thread's
+// preview keeps.
+const previewRunes = 200
+
+// prompted notes the user's message p of event e in its thread's
+// preview, when it is the thread's first: a top-level user_message the
+// CLI did not inject.
+func (w *writes) prompted(e *canonical.Event, p *canonical.ItemLifecycle) {
+	if p.ItemType != canonical.ItemTypeUserMessage || p.Title != "" || p.ParentItemID != "" || e.ThreadID == "" {
+		return
+	}
+	text := strings.TrimSpace(p.Content[canonical.StreamUnknown])
+	if text == "" {
+		return
+	}
+	t := w.thread(e)
+	if t.preview != nil {
+		return
+	}
+	if r := []rune(text); len(r) > previewRunes {
+		text = string(r[:previewRunes])
+	}
+	t.preview = &text
 }
 
 type turnPatch struct {
@@ -569,6 +598,7 @@ func (w *writes) fold(e *canonical.Event) {
 		if e.ItemID != "" {
 			it := w.item(e)
 			it.lifecycle((*canonical.ItemLifecycle)(p))
+			w.prompted(e, (*canonical.ItemLifecycle)(p))
 			if it.status == nil {
 				it.status = new(string(canonical.ItemStatusInProgress))
 			}
@@ -580,6 +610,7 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.ItemCompleted:
 		if e.ItemID != "" {
 			w.item(e).completes(p, stampOf(e))
+			w.prompted(e, (*canonical.ItemLifecycle)(p))
 		}
 	case *canonical.ContentDelta:
 		if e.ItemID != "" {

@@ -266,6 +266,8 @@ var threadCols, threadSets = shared("t", slices.Concat([]column{
 	{name: "context_window", typ: "int8", kind: kindLatest},
 	{name: "started_at", typ: "timestamptz", kind: kindFirst},
 	{name: "updated_at", typ: "timestamptz", kind: kindGreatest},
+	// Appended only: a column's session_columns bit is its position.
+	{name: "preview", typ: "text", kind: kindFirst},
 }))
 
 var upsertThreads = upsertSQL("threads", "t", "(tenant_id, thread_id)", threadCols, threadSets)
@@ -891,7 +893,7 @@ func (w *writes) queue(b *pgx.Batch) {
 			t := w.threads[k]
 			u := usageOf(t.usage)
 			rs.add(k.tenant, k.id, k.session, t.provider, t.providerThreadID, t.state, t.name, jsonMap(t.metadata),
-				u.in, u.cached, u.write, u.out, u.reasoning, t.contextWindow, t.startedAt, t.updatedAt)
+				u.in, u.cached, u.write, u.out, u.reasoning, t.contextWindow, t.startedAt, t.updatedAt, t.preview)
 		}
 		rs.queueTo(b, upsertThreads)
 	}
