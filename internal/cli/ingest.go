@@ -294,8 +294,8 @@ had been written by instead, where that is known: the file's modification time, 
 			}
 			var by time.Time
 			if writtenBy != "" {
-				if by, err = time.Parse(time.RFC3339Nano, writtenBy); err != nil {
-					return Usagef("ingest stdin: --written-by %q: want an RFC 3339 time such as 2026-05-01T18:00:00Z", writtenBy)
+				if by, err = ingest.ParseWrittenBy(writtenBy); err != nil {
+					return Usagef("ingest stdin: --written-by: %v", err)
 				}
 			}
 			start := time.Now()
@@ -316,7 +316,7 @@ had been written by instead, where that is known: the file's modification time, 
 				}
 			}
 			in := cmd.InOrStdin()
-			written, regular := writtenFile(in)
+			written, regular := ingest.WrittenFile(in)
 			if !by.IsZero() {
 				written = by
 			}
@@ -336,21 +336,6 @@ had been written by instead, where that is known: the file's modification time, 
 	cmd.Flags().BoolVar(&backlog, "backlog", false, "the input is a log written earlier, not an agent writing now (implied when standard input is a file)")
 	cmd.Flags().StringVar(&writtenBy, "written-by", "", "the input is a log written by this RFC 3339 time (implies --backlog; default for a file: its modification time)")
 	return cmd
-}
-
-// writtenFile says whether r is a file on disk (standard input
-// redirected from one), which was written before it is read, and when it
-// was last written.
-func writtenFile(r io.Reader) (modTime time.Time, regular bool) {
-	f, ok := r.(*os.File)
-	if !ok {
-		return time.Time{}, false
-	}
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() {
-		return time.Time{}, false
-	}
-	return info.ModTime(), true
 }
 
 func orNone(s string) string {

@@ -125,7 +125,7 @@ func TestIngestStdinBacklog(t *testing.T) {
 	require.Equal(t, ExitOK, r.code, r.stderr)
 	r = runIngest(t, "{\"type\":\"turn.started\"}\n", "stdin", "--nats-url", url, "--session", "bad", "--dialect", "codex-exec", "--written-by", "May 1st")
 	require.Equal(t, ExitUsage, r.code, r.stderr)
-	require.Contains(t, r.stderr, `--written-by "May 1st": want an RFC 3339 time`)
+	require.Contains(t, r.stderr, `--written-by: want an RFC 3339 time such as 2026-05-01T12:00:00Z, got "May 1st"`)
 
 	stream := rawStream(t, url)
 	backlog := map[string]bool{}

@@ -68,7 +68,7 @@ when the input could be read.`,
 					key = session
 				}
 				// As ingest marks them: a log on disk was written before.
-				written, regular := writtenFile(f)
+				written, regular := ingest.WrittenFile(f)
 				meta := normalize.StreamMeta{Dialect: dialect, Tenant: tenant, SessionKey: key, ReceivedAt: at, Backlog: regular, WrittenBy: written}
 				if _, err := normalize.MapReader(ctx, f, a.NewSession(p), meta, emit); err != nil {
 					return fmt.Errorf("map %s: %w", name, err)

@@ -293,9 +293,7 @@ func (in *Ingester) file(ctx context.Context, f Input, key string, prog Progress
 	}
 	defer func() { _ = r.Close() }() // read-only
 	s := Session{Key: key, Dialect: dialect, Backlog: true}
-	if info, err := r.Stat(); err == nil {
-		s.WrittenBy = info.ModTime()
-	}
+	s.WrittenBy, _ = WrittenFile(r)
 	frames, size, err = in.Reader(ctx, r, s, func(n int) { prog.Add(int64(n)+1, 1) })
 	if err != nil {
 		return frames, size, false, fmt.Errorf("ingest %s: %w", f.Path, err)

@@ -242,10 +242,10 @@ func parseFramesHeaders(h http.Header) (framesRequest, error) {
 		return req, fmt.Errorf("%s: want true or false, got %q", HTTPHeaderBacklog, v)
 	}
 	if v := h.Get(HTTPHeaderWrittenBy); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
+		t, err := ParseWrittenBy(v)
 		switch {
 		case err != nil:
-			return req, fmt.Errorf("%s: want an RFC 3339 time such as 2026-05-01T12:00:00Z, got %q", HTTPHeaderWrittenBy, v)
+			return req, fmt.Errorf("%s: %w", HTTPHeaderWrittenBy, err)
 		case h.Get(HTTPHeaderBacklog) == "false":
 			return req, fmt.Errorf("%s says the frames were written earlier, %s: false that they were not; drop one", HTTPHeaderWrittenBy, HTTPHeaderBacklog)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
@@ -73,6 +74,31 @@ type Session struct {
 	// WrittenBy is when a backlog had been written up to: the file's
 	// modification time when it was opened. Zero when not known (a pipe).
 	WrittenBy time.Time
+}
+
+// WrittenFile says whether r is a file on disk (a file ingested, or
+// standard input redirected from one), which was written before it is
+// read, and when it was last written: the time its frames were written by.
+func WrittenFile(r io.Reader) (modTime time.Time, regular bool) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return time.Time{}, false
+	}
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return time.Time{}, false
+	}
+	return info.ModTime(), true
+}
+
+// ParseWrittenBy reads a time a log had been written by, as a user gives
+// it (--written-by, the Agentwire-Written-By request header).
+func ParseWrittenBy(v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want an RFC 3339 time such as 2026-05-01T12:00:00Z, got %q", v)
+	}
+	return t, nil
 }
 
 // publish publishes one frame of s read now.

@@ -57,6 +57,18 @@ type threadPatch struct {
 // preview keeps.
 const previewRunes = 200
 
+// firstRunes is s cut after its first n characters, without converting
+// the whole of a long prompt (a pasted file) to runes.
+func firstRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
+
 // prompted notes the user's message p of event e in its thread's
 // preview, when it is the thread's first: a top-level user_message the
 // CLI did not inject.
@@ -72,10 +84,7 @@ func (w *writes) prompted(e *canonical.Event, p *canonical.ItemLifecycle) {
 	if t.preview != nil {
 		return
 	}
-	if r := []rune(text); len(r) > previewRunes {
-		text = string(r[:previewRunes])
-	}
-	t.preview = &text
+	t.preview = new(firstRunes(text, previewRunes))
 }
 
 type turnPatch struct {

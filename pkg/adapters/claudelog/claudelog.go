@@ -270,7 +270,8 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	default:
 		adapter.Unmapped(em, env, kind)
 	}
-	if (l.Type == "user" || l.Type == "assistant") && l.Version != "" && l.Version != st.Version {
+	message := l.Type == "user" || l.Type == "assistant"
+	if message && l.Version != "" && l.Version != st.Version {
 		// The log states no configuration of its own; its lines name the
 		// CLI that wrote them (the session's version, for the drift radar).
 		// Last, so that the line's other events keep their ids.
@@ -284,7 +285,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		}
 		em.Emit(env, &canonical.SessionConfigured{Config: cfg})
 	}
-	if (l.Type == "user" || l.Type == "assistant") && l.UUID != "" {
+	if message && l.UUID != "" {
 		st.Leaf = l.UUID
 		if i := slices.IndexFunc(st.Titles, func(t Title) bool { return t.Leaf == l.UUID }); i >= 0 {
 			// The conversation a summary titles goes on in this log.
