@@ -202,11 +202,13 @@ func nonNegF(v *float64) *float64 {
 	return v
 }
 
-// ErrorClass classifies a Codex error by its codexErrorInfo (app-server)
-// or message: authentication failures are permission errors, lost
-// connections transport errors, everything else the provider's.
+// ErrorClass classifies a Codex error by its codexErrorInfo or message:
+// authentication failures are permission errors, lost connections
+// transport errors, everything else the provider's. The app-server spells
+// the info in camelCase (responseStreamDisconnected), a rollout in
+// snake_case (response_stream_disconnected).
 func ErrorClass(info json.RawMessage, message string) canonical.ErrorClass {
-	s := strings.ToLower(string(info) + " " + message)
+	s := strings.ToLower(strings.ReplaceAll(string(info), "_", "") + " " + message)
 	switch {
 	case strings.Contains(s, "unauthorized") || strings.Contains(s, "401") || strings.Contains(s, "forbidden"):
 		return canonical.ErrorClassPermission

@@ -19,7 +19,7 @@ import (
 const Dialect = "codex-rollout"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-rollout/14"
+const MappingVersion = "codex-rollout/15"
 
 const rawSource = "codex.eventmsg"
 
@@ -381,6 +381,16 @@ func (mp *mapper) startTurn(turnID string, p *canonical.TurnStarted) {
 	mp.em.Emit(mp.env, p)
 }
 
+// turnEnd is the completion of the open turn that ended as Codex meant
+// it to (task_complete, or a prompt in a rollout that marks no turns):
+// failed if an error ended it, else completed.
+func (mp *mapper) turnEnd(durationMs *int64) *canonical.TurnCompleted {
+	if mp.st.TurnError != "" {
+		return &canonical.TurnCompleted{State: canonical.TurnStateFailed, ErrorMessage: mp.st.TurnError, DurationMs: durationMs}
+	}
+	return &canonical.TurnCompleted{State: canonical.TurnStateCompleted, DurationMs: durationMs}
+}
+
 func (mp *mapper) endTurn(p *canonical.TurnCompleted) {
 	status := canonical.ItemStatusCompleted
 	if p.State != canonical.TurnStateCompleted {
@@ -389,7 +399,7 @@ func (mp *mapper) endTurn(p *canonical.TurnCompleted) {
 	mp.closeAll(status)
 	p.Usage = mp.turnSoFar()
 	mp.em.Emit(mp.env, p)
-	mp.st.Turn, mp.st.TurnID, mp.st.TurnUsage = "", "", false
+	mp.st.Turn, mp.st.TurnID, mp.st.TurnUsage, mp.st.TurnError = "", "", false, ""
 	mp.setEnv()
 }
 

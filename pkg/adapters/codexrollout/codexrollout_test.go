@@ -315,6 +315,82 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a task_complete that carries an error (codex 0.171) ends its turn failed, after a runtime.error classed by codex_error_info",
+			given: []string{
+				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
+				ln("event_msg", `{"type":"task_complete","turn_id":"tu","last_agent_message":null,"error":{"message":"exceeded retry limit, last status: 401","codex_error_info":"unauthorized"},"duration_ms":2502}`),
+				// An error that is not the schema's object still fails the turn.
+				ln("event_msg", `{"type":"task_started","turn_id":"tv"}`),
+				ln("event_msg", `{"type":"task_complete","turn_id":"tv","error":"boom"}`),
+				ln("event_msg", `{"type":"task_started","turn_id":"tw"}`),
+				ln("event_msg", `{"type":"task_complete","turn_id":"tw","error":null}`),
+			},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindRuntimeError, canonical.KindTurnCompleted,
+				canonical.KindTurnStarted, canonical.KindRuntimeError, canonical.KindTurnCompleted,
+				canonical.KindTurnStarted, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				fail := evs[1].Payload.(*canonical.RuntimeError)
+				require.Equal(t, canonical.ErrorClassPermission, fail.Class)
+				require.Equal(t, "exceeded retry limit, last status: 401", fail.Message)
+				require.Equal(t, evs[0].TurnID, evs[1].TurnID, "the error is the turn's")
+				done := evs[2].Payload.(*canonical.TurnCompleted)
+				require.Equal(t, canonical.TurnStateFailed, done.State)
+				require.Equal(t, fail.Message, done.ErrorMessage)
+				require.Equal(t, new(int64(2502)), done.DurationMs)
+				require.Equal(t, "boom", evs[4].Payload.(*canonical.RuntimeError).Message)
+				require.Equal(t, canonical.TurnStateFailed, evs[5].Payload.(*canonical.TurnCompleted).State)
+				require.Equal(t, canonical.TurnStateCompleted, evs[7].Payload.(*canonical.TurnCompleted).State, "a null error is none")
+			},
+		},
+		{
+			name: "an error line fails the turn task_complete ends, as the app-server's turn/completed says; a retry or a failed rollback does not",
+			given: []string{
+				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
+				ln("event_msg", `{"type":"error","message":"Reconnecting... 1/5"}`),
+				ln("event_msg", `{"type":"error","message":"could not roll back","codex_error_info":"thread_rollback_failed"}`),
+				ln("event_msg", `{"type":"task_complete","turn_id":"tu"}`),
+				ln("event_msg", `{"type":"task_started","turn_id":"tv"}`),
+				ln("event_msg", `{"type":"error","message":"stream disconnected","codex_error_info":{"response_stream_disconnected":{}}}`),
+				// The same error again on the line that ends the turn: said once.
+				ln("event_msg", `{"type":"task_complete","turn_id":"tv","error":{"message":"stream disconnected"}}`),
+				// Between turns an error fails none.
+				ln("event_msg", `{"type":"error","message":"no turn"}`),
+				ln("event_msg", `{"type":"task_started","turn_id":"tw"}`),
+				ln("event_msg", `{"type":"task_complete","turn_id":"tw"}`),
+			},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindRuntimeError, canonical.KindRuntimeError, canonical.KindTurnCompleted,
+				canonical.KindTurnStarted, canonical.KindRuntimeError, canonical.KindTurnCompleted,
+				canonical.KindRuntimeError, canonical.KindTurnStarted, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, canonical.TurnStateCompleted, evs[3].Payload.(*canonical.TurnCompleted).State)
+				require.Equal(t, canonical.ErrorClassTransport, evs[5].Payload.(*canonical.RuntimeError).Class)
+				done := evs[6].Payload.(*canonical.TurnCompleted)
+				require.Equal(t, canonical.TurnStateFailed, done.State)
+				require.Equal(t, "stream disconnected", done.ErrorMessage)
+				require.Equal(t, canonical.TurnStateCompleted, evs[9].Payload.(*canonical.TurnCompleted).State)
+			},
+		},
+		{
+			name: "in a rollout that marks no turns, an error fails the turn the next prompt ends",
+			given: []string{
+				ln("session_meta", `{"id":"th","cli_version":"0.40.0"}`),
+				ln("event_msg", `{"type":"user_message","message":"one"}`),
+				ln("event_msg", `{"type":"error","message":"You've hit your usage limit."}`),
+				ln("event_msg", `{"type":"user_message","message":"two"}`),
+			},
+			expected: []canonical.Kind{canonical.KindSessionStarted, canonical.KindThreadStarted, canonical.KindSessionConfigured,
+				canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindRuntimeError, canonical.KindItemCompleted, canonical.KindTurnCompleted,
+				canonical.KindTurnStarted, canonical.KindItemStarted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				done := evs[7].Payload.(*canonical.TurnCompleted)
+				require.Equal(t, canonical.TurnStateFailed, done.State)
+				require.Equal(t, "You've hit your usage limit.", done.ErrorMessage)
+			},
+		},
+		{
 			name: "a later rollout without task_started is left without turns",
 			given: []string{
 				ln("session_meta", `{"id":"th","cli_version":"0.146.0"}`),
@@ -357,6 +433,9 @@ func FuzzMap(f *testing.F) {
 	}
 	// A rollout of codex 0.40, whose prompts start turns.
 	f.Add([]byte(ln("session_meta", `{"id":"th","cli_version":"0.40.0"}`)), []byte(ln("event_msg", `{"type":"user_message","message":"one"}`)))
+	// A turn an error line fails, ended by a line that carries an error too.
+	f.Add([]byte(ln("event_msg", `{"type":"error","message":"x","codex_error_info":"bad_request"}`)),
+		[]byte(ln("event_msg", `{"type":"task_complete","turn_id":"tu","error":{"message":"y","codex_error_info":{"response_stream_disconnected":{}}}}`)))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		s := codexrollout.Adapter{}.NewSession("")
 		for i, frame := range [][]byte{a, b} {

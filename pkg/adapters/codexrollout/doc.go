@@ -14,9 +14,12 @@
 //
 // Turns: task_started opens, task_complete closes (turn_aborted closes as
 // interrupted or cancelled); items and requests still open are closed with
-// their turn. Rollouts older than task_started (codex 0.40) mark no
-// turns: there a user_message starts one, and ends the one before it
-// (completed); turn_aborted ends one as in later rollouts, and a log that
+// their turn. A turn ends failed, as the app-server's turn/completed says,
+// when an error line came in it (one announcing a retry or a failed
+// rollback excepted) or task_complete carries an error (codex 0.171 and
+// later, which write no error line then). Rollouts older than
+// task_started (codex 0.40) mark no turns: there a user_message starts
+// one, and ends the one before it (completed, or failed as above); turn_aborted ends one as in later rollouts, and a log that
 // ends inside a turn leaves it open.
 //
 // Items: the rollout records messages and reasoning twice, as EventMsg and

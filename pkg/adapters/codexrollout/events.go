@@ -48,6 +48,7 @@ type ev struct {
 	Summary        string                 `json:"summary"`
 	Details        *string                `json:"details"`
 	CodexErrorInfo json.RawMessage        `json:"codex_error_info"`
+	Error          json.RawMessage        `json:"error"`
 	DurationMs     *int64                 `json:"duration_ms"`
 	Duration       json.RawMessage        `json:"duration"`
 	ContentIndex   *int                   `json:"content_index"`
@@ -65,6 +66,32 @@ type ev struct {
 	SessionID     string `json:"session_id"`
 	Path          string `json:"path"`
 	Prompt        string `json:"prompt"`
+}
+
+// taskError reads the error a task_complete carries: its message (or a
+// fallback) and codex_error_info, and whether there is one. Absent or null
+// is none.
+func taskError(raw json.RawMessage) (msg string, info json.RawMessage, ok bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil, false
+	}
+	var e struct {
+		Message        string          `json:"message"`
+		CodexErrorInfo json.RawMessage `json:"codex_error_info"`
+	}
+	if jsonscan.Unmarshal(raw, &e) != nil {
+		// Not the object of the schema: a message as a string, or a shape
+		// of a later CLI. The turn failed all the same.
+		_ = jsonscan.Unmarshal(raw, &e.Message)
+	}
+	return codexcommon.Text(e.Message, "turn failed"), e.CodexErrorInfo, true
+}
+
+// failsTurn says whether an error line means its turn failed, as the
+// app-server decides for the same error: a retry announced, or a rollback
+// of the thread that failed, leaves the turn going.
+func failsTurn(msg string, info json.RawMessage) bool {
+	return !codexcommon.IsRetrying(msg) && !strings.Contains(strings.ToLower(string(info)), "thread_rollback_failed")
 }
 
 // rustDurationMs reads a Rust Duration as serde writes it, {"secs": s,
@@ -173,7 +200,13 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 	case "task_complete":
 		mp.st.Unmarked = false
 		mp.ensureTurn(e.turn())
-		mp.endTurn(&canonical.TurnCompleted{State: canonical.TurnStateCompleted, DurationMs: adapter.Measured(e.DurationMs)})
+		if msg, info, ok := taskError(e.Error); ok && msg != mp.st.TurnError {
+			// Codex 0.171 and later say why the turn failed here, and
+			// write no error line before it.
+			em.Fail(mp.env, codexcommon.ErrorClass(info, msg), msg, e.Error)
+			mp.st.TurnError = msg
+		}
+		mp.endTurn(mp.turnEnd(adapter.Measured(e.DurationMs)))
 	case "turn_aborted":
 		reason := codexcommon.Text(strings.Trim(string(e.Reason), `"`), "aborted")
 		em.Emit(env, &canonical.TurnAborted{Reason: reason})
@@ -203,7 +236,7 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 					}
 					return false
 				})
-				mp.endTurn(&canonical.TurnCompleted{State: canonical.TurnStateCompleted})
+				mp.endTurn(mp.turnEnd(nil))
 			}
 			mp.startTurn("", &canonical.TurnStarted{})
 			mp.st.Open = append(mp.st.Open, prompt...)
@@ -252,6 +285,9 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 	case "error":
 		msg := codexcommon.Text(e.Message, "codex reported an error")
 		em.Fail(env, codexcommon.ErrorClass(e.CodexErrorInfo, msg), msg, raw)
+		if mp.st.TurnID != "" && failsTurn(msg, e.CodexErrorInfo) {
+			mp.st.TurnError = msg
+		}
 	case "warning", "background_event":
 		em.Warn(env, codexcommon.Text(e.Message, kind), raw)
 	case "stream_error":

@@ -26,11 +26,11 @@ const (
 var rules = adapter.Rules{
 	// Turns.
 	{Kind: "task_started", Emits: turnBoth, Note: "turn.started; turn_id → turnId (native, scoped by thread: the app-server's id for the same turn). A turn still open is completed interrupted first"},
-	{Kind: "task_complete", Emits: turnBoth, Note: "turn.completed{completed}, durationMs; usage = thread total now − total at task_started (token_count is cumulative, so repeated snapshots add nothing); open items and requests are closed first; a turn never started is opened first"},
+	{Kind: "task_complete", Emits: append(ks{canonical.KindRuntimeError}, turnBoth...), Note: "turn.completed{completed}, or {failed} with errorMessage when an error line failed the turn or the line carries an error (codex 0.171 and later: runtime.error classed by its codex_error_info first), durationMs; usage = thread total now − total at task_started (token_count is cumulative, so repeated snapshots add nothing); open items and requests are closed first; a turn never started is opened first"},
 	{Kind: "turn_aborted", Emits: append(ks{canonical.KindTurnAborted}, turnEnd...), Note: "turn.aborted{reason}, then turn.completed (interrupted; cancelled when replaced) if a turn is open"},
 	{Kind: "token_count", Emits: ks{canonical.KindThreadTokenUsageUpdated, canonical.KindAccountRateLimitsUpdated}, Note: "info.total_token_usage → thread usage (replaces, never adds), last_token_usage → last unless the snapshot repeats the previous total, model_context_window, and within a turn the turn's usage so far (the total's growth since it started) → turn; rate_limits → account.rate-limits.updated with primary/secondary windows (used_percent, window_minutes, resets_at or resets_in_seconds from the line's time)"},
 	// Messages and reasoning.
-	{Kind: "user_message", Emits: append(append(ks{}, turnBoth...), item...), Note: "user_message item, its id keyed by turn and text as codex-app-server keys it (one item when both are ingested); " + pairNote + " In a rollout that marks no turns (no task_started: codex 0.40 and before) it starts a turn, ending the one it started before (completed, usage = the thread total's growth across it)"},
+	{Kind: "user_message", Emits: append(append(ks{}, turnBoth...), item...), Note: "user_message item, its id keyed by turn and text as codex-app-server keys it (one item when both are ingested); " + pairNote + " In a rollout that marks no turns (no task_started: codex 0.40 and before) it starts a turn, ending the one it started before (completed, or failed after an error line; usage = the thread total's growth across it)"},
 	{Kind: "agent_message", Emits: item, Note: "assistant_message item; message → content.assistant_text; " + pairNote},
 	{Kind: "agent_reasoning", Emits: item, Note: "reasoning item; text → content.reasoning_summary_text; " + pairNote},
 	{Kind: "agent_reasoning_raw_content", Emits: ks{canonical.KindItemStarted, canonical.KindItemUpdated}, Note: "item.updated of the open reasoning item (raw reasoning text in detail), or its start"},
@@ -99,7 +99,7 @@ var rules = adapter.Rules{
 	{Kind: "remote_skill_downloaded", Emits: config, Note: "config.remoteSkillDownloaded"},
 	{Kind: "skills_update_available", Emits: config, Note: "config.skillsUpdateAvailable"},
 	{Kind: "deprecation_notice", Emits: ks{canonical.KindDeprecationNotice}, Note: "summary, details"},
-	{Kind: "error", Emits: ks{canonical.KindRuntimeError}, Note: "runtime.error classed by codex_error_info; the turn ends only with task_complete or turn_aborted"},
+	{Kind: "error", Emits: ks{canonical.KindRuntimeError}, Note: "runtime.error classed by codex_error_info; the turn ends only with task_complete or turn_aborted, and then failed (as the app-server's turn/completed says), unless the error announced a retry or a failed thread rollback"},
 	{Kind: "warning", Emits: ks{canonical.KindRuntimeWarning}, Note: "message"},
 	{Kind: "stream_error", Emits: ks{canonical.KindRuntimeWarning}, Note: "Codex retries the stream: a warning, the turn goes on"},
 	{Kind: "background_event", Emits: ks{canonical.KindRuntimeWarning}, Note: "a background notice: warning with message"},

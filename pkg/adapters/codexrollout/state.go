@@ -24,6 +24,9 @@ type State struct {
 	// reports whether usage was counted since.
 	TurnStart canonical.TokenUsage `json:"turnStart"`
 	TurnUsage bool                 `json:"turnUsage,omitempty"`
+	// TurnError is why the open turn failed: the message of an error line
+	// that fails it, or of the error task_complete carried.
+	TurnError string `json:"turnError,omitempty"`
 	// Total is the thread's cumulative usage as last reported.
 	Total canonical.TokenUsage `json:"total"`
 	// Open are the items not completed yet, oldest first.
