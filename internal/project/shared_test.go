@@ -198,10 +198,15 @@ func TestTwoSessionsOneThread(t *testing.T) {
 			require.Equal(t, total(tapOnly), total(tapFirst))
 			require.Equal(t, total(rollOnly), total(tapFirst))
 			if scenario == "error-500" {
-				var state, class string
-				require.NoError(t, tapFirst.pool.QueryRow(context.Background(),
-					`SELECT state, coalesce(error_class, '') FROM turns`).Scan(&state, &class))
-				require.Equal(t, []string{"failed", "provider_error"}, []string{state, class}, "the rollout says completed; the tap saw the failure")
+				// Each says the turn failed, and why: the rollout in its
+				// task_complete, the tap in its turn/completed.
+				for name, e := range map[string]*env{"the tap": tapOnly, "the rollout": rollOnly, "both": tapFirst} {
+					var state, class, msg string
+					require.NoError(t, e.pool.QueryRow(context.Background(),
+						`SELECT state, coalesce(error_class, ''), coalesce(error_message, '') FROM turns`).Scan(&state, &class, &msg))
+					require.Equal(t, []string{"failed", "provider_error"}, []string{state, class}, name)
+					require.Contains(t, msg, "high demand", name)
+				}
 			}
 		})
 	}
