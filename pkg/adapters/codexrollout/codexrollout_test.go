@@ -352,24 +352,26 @@ func TestMap(t *testing.T) {
 				ln("event_msg", `{"type":"task_complete","turn_id":"tu"}`),
 				ln("event_msg", `{"type":"task_started","turn_id":"tv"}`),
 				ln("event_msg", `{"type":"error","message":"stream disconnected","codex_error_info":{"response_stream_disconnected":{}}}`),
-				// The same error again on the line that ends the turn: said once.
-				ln("event_msg", `{"type":"task_complete","turn_id":"tv","error":{"message":"stream disconnected"}}`),
+				// An error on the line that ends the turn too: a second
+				// runtime.error, as the app-server's error notification and
+				// failed turn/completed make two.
+				ln("event_msg", `{"type":"task_complete","turn_id":"tv","error":{"message":"stream lost"}}`),
 				// Between turns an error fails none.
 				ln("event_msg", `{"type":"error","message":"no turn"}`),
 				ln("event_msg", `{"type":"task_started","turn_id":"tw"}`),
 				ln("event_msg", `{"type":"task_complete","turn_id":"tw"}`),
 			},
 			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindRuntimeError, canonical.KindRuntimeError, canonical.KindTurnCompleted,
-				canonical.KindTurnStarted, canonical.KindRuntimeError, canonical.KindTurnCompleted,
+				canonical.KindTurnStarted, canonical.KindRuntimeError, canonical.KindRuntimeError, canonical.KindTurnCompleted,
 				canonical.KindRuntimeError, canonical.KindTurnStarted, canonical.KindTurnCompleted},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
 				require.Equal(t, canonical.TurnStateCompleted, evs[3].Payload.(*canonical.TurnCompleted).State)
 				require.Equal(t, canonical.ErrorClassTransport, evs[5].Payload.(*canonical.RuntimeError).Class)
-				done := evs[6].Payload.(*canonical.TurnCompleted)
+				done := evs[7].Payload.(*canonical.TurnCompleted)
 				require.Equal(t, canonical.TurnStateFailed, done.State)
-				require.Equal(t, "stream disconnected", done.ErrorMessage)
-				require.Equal(t, canonical.TurnStateCompleted, evs[9].Payload.(*canonical.TurnCompleted).State)
+				require.Equal(t, "stream lost", done.ErrorMessage, "the line that ends the turn says last why")
+				require.Equal(t, canonical.TurnStateCompleted, evs[10].Payload.(*canonical.TurnCompleted).State)
 			},
 		},
 		{

@@ -200,9 +200,10 @@ func (mp *mapper) eventMsg(kind string, e ev, err error, raw json.RawMessage) bo
 	case "task_complete":
 		mp.st.Unmarked = false
 		mp.ensureTurn(e.turn())
-		if msg, info, ok := taskError(e.Error); ok && msg != mp.st.TurnError {
+		if msg, info, ok := taskError(e.Error); ok {
 			// Codex 0.171 and later say why the turn failed here, and
-			// write no error line before it.
+			// write no error line before it. Like turn.failed of codex
+			// exec, it is a runtime.error and the failed turn's end.
 			em.Fail(mp.env, codexcommon.ErrorClass(info, msg), msg, e.Error)
 			mp.st.TurnError = msg
 		}
