@@ -786,6 +786,12 @@ func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsag
 		return // ended in this batch: its own count stands
 	}
 	t.usage = new(*p.Turn)
+	// The provider's id of the turn, as its end will say it: a log cut off
+	// mid-turn (Claude names turns by their first message) still pairs
+	// with the stream of the same run in the views.
+	if id := e.ProviderRefs.ProviderTurnID; id != "" {
+		t.providerTurn = &id
+	}
 	var rows []ledgerRow
 	for _, m := range slices.Sorted(maps.Keys(p.TurnModelUsage)) {
 		rows = append(rows, newLedgerRow(e, m, p.TurnModelUsage[m].TokenUsage))

@@ -1,15 +1,19 @@
 package project_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/internal/project"
 )
 
@@ -41,4 +45,78 @@ func TestThreadPreview(t *testing.T) {
 	require.True(t, utf8.ValidString(*preview))
 	require.Equal(t, 200, utf8.RuneCountInString(*preview))
 	require.Equal(t, first[:len(strings.Repeat("é", 150))+50], *preview)
+}
+
+// through reads the recording at path up to the first line that contains
+// cut, that line included, into a file of its own: a log or a tap cut off
+// where a test needs it, mapped as the recording's set would be.
+func through(t *testing.T, tenant, path, cut string) recording {
+	t.Helper()
+	lines := adaptertest.ReadLines(t, path)
+	n := slices.IndexFunc(lines, func(l []byte) bool { return bytes.Contains(l, []byte(cut)) })
+	require.True(t, n >= 0 && n+1 < len(lines), "%s has no line with %q before its last", path, cut)
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	require.NoError(t, os.WriteFile(out, append(bytes.Join(lines[:n+1], []byte("\n")), '\n'), 0o600))
+	r, ok := mapAs(t, dialectOf(filepath.Base(filepath.Dir(path))), tenant, out, "cut/"+filepath.Base(filepath.Dir(path)))
+	require.True(t, ok)
+	return r
+}
+
+// TestThreadActivity: what each thread is doing, whether its provider
+// reports a thread status (the Codex app-server) or not (the others: their
+// turns say it).
+func TestThreadActivity(t *testing.T) {
+	t.Parallel()
+	const rec = "../../testdata/recordings/"
+	type activity struct {
+		Status, LastTurnState string
+		Pending               int64
+		// Turns is how many turns the turn views count (turns_once).
+		Turns int64
+	}
+	// part is a recording, whole or up to the first line that contains
+	// cut.
+	type part struct{ path, cut string }
+	for _, tt := range []struct {
+		name  string
+		parts []part
+		want  activity
+	}{
+		{"a Claude log whose turns all ended", []part{{rec + "claude-log/two-turns.jsonl", ""}},
+			activity{"idle", "completed", 0, 2}},
+		{"a Claude log cut off mid-turn, after a tool's result", []part{{rec + "claude-log/shell.jsonl", `"tool_result"`}},
+			activity{"active", "in_progress", 0, 1}},
+		// The log's turn, which the usage it reported names, is the
+		// stream's: one turn, which ended.
+		{"the same cut log beside the stream of its run, which saw the turn end",
+			[]part{{rec + "claude-log/shell.jsonl", `"tool_result"`}, {rec + "claude-control/shell.jsonl", ""}},
+			activity{"idle", "completed", 0, 1}},
+		{"a Codex app-server tap waiting for an approval", []part{{rec + "codex-app-server/approval-allow.jsonl", "requestApproval"}},
+			activity{"active", "in_progress", 1, 1}},
+		{"a Codex app-server thread in error after its failed turn", []part{{rec + "codex-app-server/error-500.jsonl", ""}},
+			activity{"error", "failed", 0, 1}},
+		{"a Codex rollout of two turns", []part{{rec + "codex-rollout/two-turns.jsonl", ""}},
+			activity{"idle", "completed", 0, 2}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var recs []recording
+			for _, p := range tt.parts {
+				if p.cut != "" {
+					recs = append(recs, through(t, "acme", p.path, p.cut))
+					continue
+				}
+				r, ok := mapRecording(t, "acme", p.path, "")
+				require.True(t, ok)
+				recs = append(recs, r)
+			}
+			e := projected(t, recs...)
+			rows, err := e.pool.Query(context.Background(), `SELECT status, coalesce(last_turn_state, ''), pending_requests,
+				(SELECT count(*) FROM turns_once) FROM thread_activity`)
+			require.NoError(t, err)
+			got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[activity])
+			require.NoError(t, err)
+			require.Equal(t, []activity{tt.want}, got, "one thread, doing this")
+		})
+	}
 }
