@@ -352,7 +352,8 @@ func newIngestExecCommand(f *ingestFlags) *cobra.Command {
 		Long: `Run CMD and publish each line of its standard output as a frame of one session, keyed
 "exec:<command>:<start time>" unless --session names it. Each line of its standard error
 becomes a frame {"agentwire":"stderr","line":"..."} of the same session, and its exit status
-the last frame {"agentwire":"exit","code":N} (with "signal" when it was killed by one).
+the last frame {"agentwire":"exit","code":N} (with "signal" when it was killed by one):
+runtime.warning and session.exited events in every dialect.
 SIGINT and SIGTERM are forwarded to it; ingest exits with its exit code.`,
 		Example: `  agentwire ingest exec --dialect codex-exec -- codex exec --json "fix the test"`,
 		Args: func(cmd *cobra.Command, args []string) error {

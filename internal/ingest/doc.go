@@ -43,10 +43,11 @@
 //	{"agentwire":"exit","code":143,"signal":"SIGTERM"}   killed by a signal: 128+n and its name
 //	{"agentwire":"exit","code":-1,"error":"…"}           the status could not be read
 //
-// Adapters map a stderr frame to runtime.warning (a diagnostic, raw kept)
-// and the exit frame to nothing or, for a non-zero code, to a
-// runtime.error; both are keyed by the session and the frame's ordinal
-// like any other frame. Stdout and stderr lines get ordinals in the order
+// Every adapter maps them alike (adapter.Diagnostic): a stderr frame to a
+// runtime.warning with the line, raw kept; the exit frame to
+// session.exited with the exit code, after a runtime.error when the agent
+// failed (a non-zero status that SIGINT or SIGTERM did not cause). Both
+// are keyed by the session and the frame's ordinal like any other frame. Stdout and stderr lines get ordinals in the order
 // ingest read them (one publisher goroutine), so their relative order is
 // as close to the command's as two pipes allow.
 //

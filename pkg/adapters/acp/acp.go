@@ -39,7 +39,7 @@ func (Adapter) Provider() canonical.Provider { return canonical.ProviderCursor }
 func (Adapter) MappingVersion() string { return MappingVersion }
 
 // Rules implements adapter.Adapter.
-func (Adapter) Rules() adapter.Rules { return rules }
+func (Adapter) Rules() adapter.Rules { return rules.WithDiagnostics() }
 
 // Kinds implements adapter.Adapter. Without the session it cannot know
 // which request a response answers: responses are "response" (or, by
@@ -430,6 +430,9 @@ func source(c class) string {
 // every frame (a session's tool calls are kept to its end), so the state
 // passed in is the returned state's and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
+		return st, evs, nil
+	}
 	fr, err := decode(st, f)
 	if err != nil {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, sourceNotification, err), nil

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,6 +27,10 @@ type Rule struct {
 
 // Rules is an adapter's mapping table.
 type Rules []Rule
+
+// WithDiagnostics is the table with the rules of the frames ingest adds to
+// a session of any dialect (DiagnosticRules).
+func (rs Rules) WithDiagnostics() Rules { return slices.Concat(rs, DiagnosticRules) }
 
 // Lookup returns the rule for kind.
 func (rs Rules) Lookup(kind string) (Rule, bool) {

@@ -35,7 +35,7 @@ func (Adapter) Provider() canonical.Provider { return canonical.ProviderClaude }
 func (Adapter) MappingVersion() string { return MappingVersion }
 
 // Rules implements adapter.Adapter.
-func (Adapter) Rules() adapter.Rules { return rules }
+func (Adapter) Rules() adapter.Rules { return rules.WithDiagnostics() }
 
 // Kinds implements adapter.Adapter.
 func (Adapter) Kinds(f adapter.Frame) []string {
@@ -180,6 +180,9 @@ var terminalStops = map[string]bool{"end_turn": true, "stop_sequence": true, "ma
 // updated in place, not copied on every line, so the state passed in is
 // the returned state's and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
+		return st, evs, nil
+	}
 	l, info, ok := scanLine(f.Bytes)
 	var err error
 	if !ok {

@@ -38,7 +38,7 @@ func (Adapter) Provider() canonical.Provider { return canonical.ProviderClaude }
 func (Adapter) MappingVersion() string { return MappingVersion }
 
 // Rules implements adapter.Adapter.
-func (Adapter) Rules() adapter.Rules { return rules }
+func (Adapter) Rules() adapter.Rules { return rules.WithDiagnostics() }
 
 // Kinds implements adapter.Adapter.
 func (Adapter) Kinds(f adapter.Frame) []string {
@@ -177,6 +177,9 @@ func (fr frame) header() header {
 // copied on every frame, so the state passed in is the returned state's
 // and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
+		return st, evs, nil
+	}
 	check := jsonscan.Check(f.Bytes)
 	msg, dir, fr, scanned := scanFrame(f, check)
 	var err error

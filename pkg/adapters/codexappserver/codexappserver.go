@@ -47,7 +47,7 @@ func (Adapter) Provider() canonical.Provider { return canonical.ProviderCodex }
 func (Adapter) MappingVersion() string { return MappingVersion }
 
 // Rules implements adapter.Adapter.
-func (Adapter) Rules() adapter.Rules { return rules }
+func (Adapter) Rules() adapter.Rules { return rules.WithDiagnostics() }
 
 // Kinds implements adapter.Adapter: a notification or server request is its
 // method (and "item:<type>" for item frames); what the client sends is
@@ -256,6 +256,9 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 
 // step maps one frame by updating st.
 func step(st *State, f adapter.Frame) []canonical.Event {
+	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
+		return evs
+	}
 	m, dir, ok := decode(f)
 	if !ok {
 		return adapter.Undecodable(f, st.Provider, MappingVersion, sourceNotification, fmt.Errorf("not a JSON-RPC message or tap line"))

@@ -32,7 +32,7 @@ func (Adapter) Provider() canonical.Provider { return canonical.ProviderCodex }
 func (Adapter) MappingVersion() string { return MappingVersion }
 
 // Rules implements adapter.Adapter.
-func (Adapter) Rules() adapter.Rules { return rules }
+func (Adapter) Rules() adapter.Rules { return rules.WithDiagnostics() }
 
 // Kinds implements adapter.Adapter.
 func (Adapter) Kinds(f adapter.Frame) []string {
@@ -105,6 +105,9 @@ type item struct {
 
 // Map maps one frame; it is the adapter's pure core.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
+		return st, evs, nil
+	}
 	var ev event
 	if err := jsonscan.Unmarshal(f.Bytes, &ev); err != nil || ev.Type == "" {
 		if err == nil {

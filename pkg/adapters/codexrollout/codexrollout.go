@@ -36,7 +36,7 @@ func (Adapter) Provider() canonical.Provider { return canonical.ProviderCodex }
 func (Adapter) MappingVersion() string { return MappingVersion }
 
 // Rules implements adapter.Adapter.
-func (Adapter) Rules() adapter.Rules { return rules }
+func (Adapter) Rules() adapter.Rules { return rules.WithDiagnostics() }
 
 // line is one rollout line.
 type line struct {
@@ -95,6 +95,9 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 
 // step maps one line by updating st.
 func step(st *State, f adapter.Frame) []canonical.Event {
+	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
+		return evs
+	}
 	d, err := decodeLine(f.Bytes)
 	if err != nil {
 		return adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err)

@@ -33,7 +33,7 @@ func (Adapter) Provider() canonical.Provider { return canonical.ProviderGemini }
 func (Adapter) MappingVersion() string { return MappingVersion }
 
 // Rules implements adapter.Adapter.
-func (Adapter) Rules() adapter.Rules { return rules }
+func (Adapter) Rules() adapter.Rules { return rules.WithDiagnostics() }
 
 // Kinds implements adapter.Adapter: a stream-json event is of the kind its
 // type says.
@@ -122,6 +122,9 @@ type errorObject struct {
 // every frame, so the state passed in is the returned state's and must not
 // be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
+	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
+		return st, evs, nil
+	}
 	ev, info, ok := scanEvent(f.Bytes)
 	var err error
 	if !ok {
