@@ -48,15 +48,20 @@ func TestThreadPreview(t *testing.T) {
 }
 
 // through reads the recording at path up to the first line that contains
-// cut, that line included, into a file of its own: a log or a tap cut off
-// where a test needs it, mapped as the recording's set would be.
-func through(t *testing.T, tenant, path, cut string) recording {
+// cut, that line included, and then the line then (if any), into a file
+// of its own: a log or a tap cut off where a test needs it, mapped as the
+// recording's set would be.
+func through(t *testing.T, tenant, path, cut, then string) recording {
 	t.Helper()
 	lines := adaptertest.ReadLines(t, path)
 	n := slices.IndexFunc(lines, func(l []byte) bool { return bytes.Contains(l, []byte(cut)) })
 	require.True(t, n >= 0 && n+1 < len(lines), "%s has no line with %q before its last", path, cut)
+	lines = lines[:n+1]
+	if then != "" {
+		lines = append(lines, []byte(then))
+	}
 	out := filepath.Join(t.TempDir(), filepath.Base(path))
-	require.NoError(t, os.WriteFile(out, append(bytes.Join(lines[:n+1], []byte("\n")), '\n'), 0o600))
+	require.NoError(t, os.WriteFile(out, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600))
 	r, ok := mapAs(t, dialectOf(filepath.Base(filepath.Dir(path))), tenant, out, "cut/"+filepath.Base(filepath.Dir(path)))
 	require.True(t, ok)
 	return r
@@ -73,37 +78,44 @@ func TestThreadActivity(t *testing.T) {
 		Pending               int64
 		// Turns is how many turns the turn views count (turns_once).
 		Turns int64
+		// Exits are the sessions' exits, kind:code.
+		Exits string
 	}
 	// part is a recording, whole or up to the first line that contains
-	// cut.
-	type part struct{ path, cut string }
+	// cut, then the line then.
+	type part struct{ path, cut, then string }
 	for _, tt := range []struct {
 		name  string
 		parts []part
 		want  activity
 	}{
-		{"a Claude log whose turns all ended", []part{{rec + "claude-log/two-turns.jsonl", ""}},
-			activity{"idle", "completed", 0, 2}},
-		{"a Claude log cut off mid-turn, after a tool's result", []part{{rec + "claude-log/shell.jsonl", `"tool_result"`}},
-			activity{"active", "in_progress", 0, 1}},
+		{"a Claude log whose turns all ended", []part{{rec + "claude-log/two-turns.jsonl", "", ""}},
+			activity{"idle", "completed", 0, 2, ""}},
+		{"a Claude log cut off mid-turn, after a tool's result", []part{{rec + "claude-log/shell.jsonl", `"tool_result"`, ""}},
+			activity{"active", "in_progress", 0, 1, ""}},
 		// The log's turn, which the usage it reported names, is the
 		// stream's: one turn, which ended.
 		{"the same cut log beside the stream of its run, which saw the turn end",
-			[]part{{rec + "claude-log/shell.jsonl", `"tool_result"`}, {rec + "claude-control/shell.jsonl", ""}},
-			activity{"idle", "completed", 0, 1}},
-		{"a Codex app-server tap waiting for an approval", []part{{rec + "codex-app-server/approval-allow.jsonl", "requestApproval"}},
-			activity{"active", "in_progress", 1, 1}},
-		{"a Codex app-server thread in error after its failed turn", []part{{rec + "codex-app-server/error-500.jsonl", ""}},
-			activity{"error", "failed", 0, 1}},
-		{"a Codex rollout of two turns", []part{{rec + "codex-rollout/two-turns.jsonl", ""}},
-			activity{"idle", "completed", 0, 2}},
+			[]part{{rec + "claude-log/shell.jsonl", `"tool_result"`, ""}, {rec + "claude-control/shell.jsonl", "", ""}},
+			activity{"idle", "completed", 0, 1, ""}},
+		{"a Codex app-server tap waiting for an approval", []part{{rec + "codex-app-server/approval-allow.jsonl", "requestApproval", ""}},
+			activity{"active", "in_progress", 1, 1, ""}},
+		// ingest exec or proxy reports the process's end: nothing runs,
+		// nothing waits, though the turn never ended.
+		{"the same tap, whose agent was then killed", []part{{rec + "codex-app-server/approval-allow.jsonl", "requestApproval",
+			`{"agentwire":"exit","code":137,"signal":"SIGKILL"}`}},
+			activity{"idle", "in_progress", 0, 1, "error:137"}},
+		{"a Codex app-server thread in error after its failed turn", []part{{rec + "codex-app-server/error-500.jsonl", "", ""}},
+			activity{"error", "failed", 0, 1, ""}},
+		{"a Codex rollout of two turns", []part{{rec + "codex-rollout/two-turns.jsonl", "", ""}},
+			activity{"idle", "completed", 0, 2, ""}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var recs []recording
 			for _, p := range tt.parts {
 				if p.cut != "" {
-					recs = append(recs, through(t, "acme", p.path, p.cut))
+					recs = append(recs, through(t, "acme", p.path, p.cut, p.then))
 					continue
 				}
 				r, ok := mapRecording(t, "acme", p.path, "")
@@ -112,7 +124,9 @@ func TestThreadActivity(t *testing.T) {
 			}
 			e := projected(t, recs...)
 			rows, err := e.pool.Query(context.Background(), `SELECT status, coalesce(last_turn_state, ''), pending_requests,
-				(SELECT count(*) FROM turns_once) FROM thread_activity`)
+				(SELECT count(*) FROM turns_once),
+				(SELECT coalesce(string_agg(exit_kind || ':' || exit_code, ','), '') FROM sessions WHERE state = 'error' OR exit_code IS NOT NULL)
+				FROM thread_activity`)
 			require.NoError(t, err)
 			got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[activity])
 			require.NoError(t, err)
