@@ -197,6 +197,16 @@ func TestTwoSessionsOneThread(t *testing.T) {
 			}
 			require.Equal(t, total(tapOnly), total(tapFirst))
 			require.Equal(t, total(rollOnly), total(tapFirst))
+			if scenario == "approval-deny" {
+				// The rollout keeps no approval, but the call's output says
+				// the user declined it: alone, it says so too.
+				for name, e := range map[string]*env{"the tap": tapOnly, "the rollout": rollOnly, "both": tapFirst} {
+					var status string
+					require.NoError(t, e.pool.QueryRow(context.Background(),
+						`SELECT status FROM items WHERE item_type = 'command_execution'`).Scan(&status))
+					require.Equal(t, "declined", status, name)
+				}
+			}
 			if scenario == "error-500" {
 				// Each says the turn failed, and why: the rollout in its
 				// task_complete, the tap in its turn/completed.

@@ -19,7 +19,7 @@ import (
 const Dialect = "codex-rollout"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-rollout/15"
+const MappingVersion = "codex-rollout/16"
 
 const rawSource = "codex.eventmsg"
 

@@ -315,6 +315,27 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "an output that reports the user declined the call completes it declined",
+			given: []string{
+				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),
+				ln("response_item", `{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"touch ../m\"}","call_id":"c1"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c1","output":"exec_command failed: CreateProcess { message: \"Rejected(\\\"rejected by user\\\")\" }"}`),
+				ln("response_item", `{"type":"function_call","name":"shell","arguments":"{\"command\":[\"apply_patch\"]}","call_id":"c2"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c2","output":"patch rejected by user"}`),
+				// Words of a command's own output are no rejection.
+				ln("response_item", `{"type":"function_call","name":"shell","arguments":"{\"command\":[\"cat\",\"log\"]}","call_id":"c3"}`),
+				ln("response_item", `{"type":"function_call_output","call_id":"c3","output":"the patch rejected by user earlier"}`),
+			},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted,
+				canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindItemCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				for i, want := range map[int]canonical.ItemStatus{2: canonical.ItemStatusDeclined, 4: canonical.ItemStatusDeclined, 6: canonical.ItemStatusCompleted} {
+					require.Equal(t, want, evs[i].Payload.(*canonical.ItemCompleted).Status, "event %d", i)
+				}
+			},
+		},
+		{
 			name: "a task_complete that carries an error (codex 0.171) ends its turn failed, after a runtime.error classed by codex_error_info",
 			given: []string{
 				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),

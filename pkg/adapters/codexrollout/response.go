@@ -168,6 +168,9 @@ func (mp *mapper) decodedResponseItem(r respItem, err error, raw json.RawMessage
 			lc.ItemType = canonical.ItemTypeDynamicToolCall
 		}
 		out := outputText(r.Output)
+		if rejected(out) {
+			lc.Status = canonical.ItemStatusDeclined
+		}
 		if lc.ItemType == canonical.ItemTypeCommandExecution {
 			if text, exit, ms, ok := shellOutput(out); ok {
 				out, lc.ExitCode, lc.DurationMs = text, exit, ms
@@ -229,6 +232,18 @@ func shellOutput(out string) (string, *int, *int64, bool) {
 		ms = new(int64(math.Round(*s * 1000)))
 	}
 	return *o.Output, o.Metadata.ExitCode, ms, true
+}
+
+// rejected says whether a call's output is Codex's report that the user
+// declined the call, which the model is told in place of an output. The
+// approval itself is not in the rollout: this is all that tells a
+// declined call from one that ran. Codex of 2025 wrote "patch rejected by
+// user" and "exec command rejected by user"; codex 0.171 writes
+// `exec_command failed: CreateProcess { message: "Rejected(\"rejected by user\")" }`.
+func rejected(out string) bool {
+	out = strings.TrimSpace(out)
+	return out == "patch rejected by user" || out == "exec command rejected by user" ||
+		strings.HasPrefix(out, "exec_command failed: ") && strings.Contains(out, "Rejected(")
 }
 
 // sandboxExit is the exit code of a command the sandbox stopped, as Codex

@@ -128,7 +128,7 @@ var rules = adapter.Rules{
 	{Kind: "response_item:custom_tool_call", Emits: tool, Note: "as function_call (apply_patch → file_change)"},
 	{Kind: "response_item:local_shell_call", Emits: tool, Note: "command_execution"},
 	{Kind: "response_item:tool_search_call", Emits: tool, Note: "dynamic_tool_call"},
-	{Kind: "response_item:function_call_output", Emits: tool, Note: "completes the call: output → content (command_output, file_change_output, else unknown); a shell call's output that older CLIs wrapped as {output, metadata: {exit_code}} is unwrapped, the exit code kept"},
+	{Kind: "response_item:function_call_output", Emits: tool, Note: "completes the call: output → content (command_output, file_change_output, else unknown); a shell call's output that older CLIs wrapped as {output, metadata: {exit_code}} is unwrapped, the exit code kept; an output that reports the user declined the call (\"patch rejected by user\", \"exec command rejected by user\", codex 0.171's \"exec_command failed: ... Rejected(...)\") completes it declined: the rollout keeps no approval"},
 	{Kind: "response_item:custom_tool_call_output", Emits: tool, Note: "completes the call"},
 	{Kind: "response_item:local_shell_call_output", Emits: tool, Note: "completes the call"},
 	{Kind: "response_item:tool_search_output", Emits: tool, Note: "completes the call"},
