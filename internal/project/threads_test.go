@@ -83,6 +83,8 @@ func TestThreadActivity(t *testing.T) {
 		// Once is the state turns_once reads of each turn, Failures what
 		// turn_failures makes of them (state: reason).
 		Once, Failures string
+		// Approvals are the approvals view's decisions and outcomes.
+		Approvals string
 	}
 	// part is a recording, whole or up to the first line that contains
 	// cut, then the line then.
@@ -93,25 +95,25 @@ func TestThreadActivity(t *testing.T) {
 		want  activity
 	}{
 		{"a Claude log whose turns all ended", []part{{rec + "claude-log/two-turns.jsonl", "", ""}},
-			activity{"idle", "completed", 0, 2, "", "completed,completed", ""}},
+			activity{"idle", "completed", 0, 2, "", "completed,completed", "", ""}},
 		{"a Claude log cut off mid-turn, after a tool's result", []part{{rec + "claude-log/shell.jsonl", `"tool_result"`, ""}},
-			activity{"active", "in_progress", 0, 1, "", "in_progress", ""}},
+			activity{"active", "in_progress", 0, 1, "", "in_progress", "", ""}},
 		// The log's turn, which the usage it reported names, is the
 		// stream's: one turn, which ended.
 		{"the same cut log beside the stream of its run, which saw the turn end",
 			[]part{{rec + "claude-log/shell.jsonl", `"tool_result"`, ""}, {rec + "claude-control/shell.jsonl", "", ""}},
-			activity{"idle", "completed", 0, 1, "", "completed", ""}},
+			activity{"idle", "completed", 0, 1, "", "completed", "", ""}},
 		{"a Codex app-server tap waiting for an approval", []part{{rec + "codex-app-server/approval-allow.jsonl", "requestApproval", ""}},
-			activity{"active", "in_progress", 1, 1, "", "in_progress", ""}},
+			activity{"active", "in_progress", 1, 1, "", "in_progress", "", "pending:pending"}},
 		// ingest exec or proxy reports the process's end: nothing runs,
 		// nothing waits, though the turn never ended.
 		{"the same tap, whose agent was then killed", []part{{rec + "codex-app-server/approval-allow.jsonl", "requestApproval",
 			`{"agentwire":"exit","code":137,"signal":"SIGKILL"}`}},
-			activity{"idle", "in_progress", 0, 1, "error:137", "interrupted", "interrupted: the agent was killed by SIGKILL"}},
+			activity{"idle", "in_progress", 0, 1, "error:137", "interrupted", "interrupted: the agent was killed by SIGKILL", "abandoned:abandoned"}},
 		{"a Codex app-server thread in error after its failed turn", []part{{rec + "codex-app-server/error-500.jsonl", "", ""}},
-			activity{"error", "failed", 0, 1, "", "failed", "failed: We’re currently experiencing high demand, which may cause temporary errors."}},
+			activity{"error", "failed", 0, 1, "", "failed", "failed: We’re currently experiencing high demand, which may cause temporary errors.", ""}},
 		{"a Codex rollout of two turns", []part{{rec + "codex-rollout/two-turns.jsonl", "", ""}},
-			activity{"idle", "completed", 0, 2, "", "completed,completed", ""}},
+			activity{"idle", "completed", 0, 2, "", "completed,completed", "", ""}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -130,7 +132,8 @@ func TestThreadActivity(t *testing.T) {
 				(SELECT count(*) FROM turns_once),
 				(SELECT coalesce(string_agg(exit_kind || ':' || exit_code, ','), '') FROM sessions WHERE state = 'error' OR exit_code IS NOT NULL),
 				(SELECT string_agg(state, ',' ORDER BY state) FROM turns_once),
-				(SELECT coalesce(string_agg(state || ': ' || reason, ',' ORDER BY state), '') FROM turn_failures)
+				(SELECT coalesce(string_agg(state || ': ' || reason, ',' ORDER BY state), '') FROM turn_failures),
+				(SELECT coalesce(string_agg(decision || ':' || outcome, ',' ORDER BY decision), '') FROM approvals)
 				FROM thread_activity`)
 			require.NoError(t, err)
 			got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[activity])
