@@ -117,6 +117,10 @@ func TestDiagnosticFrames(t *testing.T) {
 				}
 			}
 			require.Equal(t, before, stateOf(t, s), "diagnostic frames leave the adapter's state alone")
+			// An unknown one is drift, counted with the unmapped kinds.
+			evs, err := s.Map(frameOf(d, len(all)+1, []byte(`{"agentwire":"heartbeat"}`)))
+			require.NoError(t, err)
+			require.JSONEq(t, `{"kind":"agentwire:heartbeat","dialect":"`+d+`"}`, string(evs[0].Payload.(*canonical.RuntimeWarning).Detail))
 		})
 	}
 }

@@ -73,7 +73,8 @@ func Diagnostic(f Frame, p canonical.Provider) (evs []canonical.Event, ok bool) 
 		}
 		em.Emit(env, exited)
 	default:
-		em.Warn(env, "unknown diagnostic frame "+strconv.Quote(d.Agentwire), map[string]string{"kind": "agentwire:" + d.Agentwire})
+		// Counted with the unmapped kinds, as a kind of a newer ingest.
+		em.Warn(env, "unknown diagnostic frame "+strconv.Quote(d.Agentwire), map[string]string{"kind": "agentwire:" + d.Agentwire, "dialect": f.Dialect})
 	}
 	return em.Events(), true
 }
