@@ -76,15 +76,13 @@ func (w *writes) prompted(e *canonical.Event, p *canonical.ItemLifecycle) {
 	if p.ItemType != canonical.ItemTypeUserMessage || p.Title != "" || p.ParentItemID != "" || e.ThreadID == "" {
 		return
 	}
-	text := strings.TrimSpace(p.Content[canonical.StreamUnknown])
-	if text == "" {
-		return
-	}
 	t := w.thread(e)
 	if t.preview != nil {
-		return
+		return // the batch's first prompt is the one kept
 	}
-	t.preview = new(firstRunes(text, previewRunes))
+	if text := strings.TrimSpace(p.Content[canonical.StreamUnknown]); text != "" {
+		t.preview = new(firstRunes(text, previewRunes))
+	}
 }
 
 type turnPatch struct {

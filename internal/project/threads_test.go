@@ -106,10 +106,11 @@ func TestThreadActivity(t *testing.T) {
 		{"a Codex app-server tap waiting for an approval", []part{{rec + "codex-app-server/approval-allow.jsonl", "requestApproval", ""}},
 			activity{"active", "in_progress", 1, 1, "", "in_progress", "", "pending:pending"}},
 		// ingest exec or proxy reports the process's end: nothing runs,
-		// nothing waits, though the turn never ended.
+		// nothing waits; the turn, which never ended, reads interrupted
+		// here as in the turn views.
 		{"the same tap, whose agent was then killed", []part{{rec + "codex-app-server/approval-allow.jsonl", "requestApproval",
 			`{"agentwire":"exit","code":137,"signal":"SIGKILL"}`}},
-			activity{"idle", "in_progress", 0, 1, "error:137", "interrupted", "interrupted: the agent was killed by SIGKILL", "abandoned:abandoned"}},
+			activity{"idle", "interrupted", 0, 1, "error:137", "interrupted", "interrupted: the agent was killed by SIGKILL", "abandoned:abandoned"}},
 		{"a Codex app-server thread in error after its failed turn", []part{{rec + "codex-app-server/error-500.jsonl", "", ""}},
 			activity{"error", "failed", 0, 1, "", "failed", "failed: We’re currently experiencing high demand, which may cause temporary errors.", ""}},
 		{"a Codex rollout of two turns", []part{{rec + "codex-rollout/two-turns.jsonl", "", ""}},

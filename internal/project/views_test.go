@@ -304,7 +304,7 @@ func TestRLS(t *testing.T) {
 	ctx := context.Background()
 	relations := append([]string{"events"}, projectionTables...)
 	relations = append(relations, "item_texts", "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
-		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version", "usage_priced", "unpriced_models", "hook_runs", "thread_activity")
+		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version", "usage_priced", "unpriced_models", "hook_runs", "thread_activity", "turns_read")
 	asAnalyst := func(tenant string, f func(tx pgx.Tx)) {
 		tx, err := e.pool.Begin(ctx)
 		require.NoError(t, err)
