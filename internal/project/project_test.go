@@ -94,6 +94,50 @@ func TestGolden(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, checked, 5, "too few recordings with a result frame checked")
 
+	// codex exec reports the thread's running count at every turn's end,
+	// carried over by `exec resume`: a thread's ledger sums to its last.
+	threads := 0
+	for _, r := range recs {
+		if !strings.HasPrefix(r.name, "codex-exec") {
+			continue
+		}
+		canonicalThread := map[string]string{}
+		for _, ev := range r.events {
+			if ev.ProviderRefs.ProviderThreadID != "" {
+				canonicalThread[ev.ProviderRefs.ProviderThreadID] = ev.ThreadID
+			}
+		}
+		last := map[string]canonical.TokenUsage{}
+		thread := ""
+		for _, l := range r.lines {
+			var ev struct {
+				Type     string          `json:"type"`
+				ThreadID string          `json:"thread_id"`
+				Usage    json.RawMessage `json:"usage"`
+			}
+			require.NoError(t, json.Unmarshal(l, &ev), r.name)
+			switch ev.Type {
+			case "thread.started":
+				thread = canonicalThread[ev.ThreadID]
+			case "turn.completed":
+				u, err := canonical.FoldUsage(ev.Usage, canonical.OpenAIUsage)
+				require.NoError(t, err, r.name)
+				require.NotEmpty(t, thread, r.name)
+				last[thread] = u
+			}
+		}
+		for thread, want := range last {
+			var got canonical.TokenUsage
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_input_tokens), 0),
+				coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_output_tokens), 0)
+				FROM usage_ledger WHERE tenant_id = 'acme' AND thread_id = $1`, thread).Scan(
+				&got.InputTokens, &got.CachedInputTokens, &got.OutputTokens, &got.ReasoningOutputTokens), r.name)
+			require.Equal(t, want, got, "%s: the ledger sums to codex's own count", r.name)
+			threads++
+		}
+	}
+	require.GreaterOrEqual(t, threads, 4, "too few codex exec threads checked")
+
 	// Approvals: decision and latency, for every recording that has one.
 	rows, err := e.pool.Query(ctx, `SELECT r.decision, r.latency_ms,
 		(EXTRACT(EPOCH FROM (SELECT max(created_at) FROM events v WHERE v.tenant_id = r.tenant_id AND v.request_id = r.request_id AND v.type = 'request.resolved')

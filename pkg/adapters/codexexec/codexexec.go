@@ -15,7 +15,7 @@ import (
 const Dialect = "codex-exec"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-exec/6"
+const MappingVersion = "codex-exec/7"
 
 const rawSource = "codex.sdk.thread-event"
 
@@ -69,8 +69,12 @@ type State struct {
 	Turn string `json:"turn,omitempty"`
 	// Started lists the provider ids of the items started in the open turn.
 	Started []string `json:"started,omitempty"`
-	// Total is the thread's usage so far.
+	// Total is Thread's usage so far, as far as this session saw it.
 	Total canonical.TokenUsage `json:"total"`
+	// Reported is the usage codex last reported for Thread: its running
+	// count, which a resumed thread carries over from the runs before it
+	// (reportedTurn).
+	Reported canonical.TokenUsage `json:"reported"`
 }
 
 type event struct {
@@ -129,6 +133,10 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	switch ev.Type {
 	case "thread.started":
 		// Item ids restart with every run: forget the previous thread's.
+		// Its usage total is kept only if this run resumes that thread.
+		if ev.ThreadID != st.Thread {
+			st.Total, st.Reported = canonical.TokenUsage{}, canonical.TokenUsage{}
+		}
 		st.Thread, st.Started = ev.ThreadID, nil
 		env.ThreadID = ids.Native(canonical.EntityThread, ev.ThreadID)
 		env.ProviderRefs.ProviderThreadID = ev.ThreadID
@@ -141,16 +149,16 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted}
 		if len(ev.Usage) > 0 {
 			if u, err := codexcommon.Usage(ev.Usage); err == nil {
-				p.Usage = &u
-				st.Total = st.Total.Add(u)
+				p.Usage = new(reportedTurn(st.Reported, u))
+				st.Reported = u
 			} else {
 				em.Warn(env, "turn usage could not be read: "+err.Error(), nil)
 			}
 		}
 		env = closeTurn(em, &st, env, p)
 		if p.Usage != nil {
-			last := *p.Usage
-			em.Emit(env, &canonical.ThreadTokenUsageUpdated{Usage: st.Total, Last: &last})
+			st.Total = st.Total.Add(*p.Usage)
+			em.Emit(env, &canonical.ThreadTokenUsageUpdated{Usage: st.Total, Last: new(*p.Usage)})
 		}
 	case "turn.failed":
 		msg := "turn failed"
@@ -178,6 +186,22 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		adapter.Unmapped(em, env, ev.Type)
 	}
 	return st, em.Events(), nil
+}
+
+// reportedTurn is a turn's usage from what codex exec reports at its end:
+// the thread's running count (total_token_usage), not the turn's own. A
+// thread's first run reports its one turn; a run that resumes the thread
+// (`codex exec resume`) reports every earlier run's tokens too, so within
+// a session that saw the earlier count (prev), the turn used the
+// difference. A count that fell in some bucket is not a continuation (a
+// CLI that started counting anew): it is the turn's own.
+func reportedTurn(prev, total canonical.TokenUsage) canonical.TokenUsage {
+	if total.InputTokens < prev.InputTokens || total.CachedInputTokens < prev.CachedInputTokens ||
+		total.CacheWriteInputTokens < prev.CacheWriteInputTokens || total.OutputTokens < prev.OutputTokens ||
+		total.ReasoningOutputTokens < prev.ReasoningOutputTokens {
+		return total
+	}
+	return total.Sub(prev)
 }
 
 // closeTurn ends the open turn (or, without one, reports the end of a turn

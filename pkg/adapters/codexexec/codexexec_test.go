@@ -87,7 +87,7 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
-			name:     "usage: per turn, cached taken out of input, thread total accumulates",
+			name:     "usage: a count that fell started anew: the turn's own; cached taken out of input; thread total accumulates",
 			given:    []string{`{"type":"turn.started"}`, `{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":60,"output_tokens":5}}`, `{"type":"turn.started"}`, `{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":1}}`},
 			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated, canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
 			check: func(t *testing.T, evs []canonical.Event) {
@@ -95,6 +95,32 @@ func TestMap(t *testing.T) {
 				require.Equal(t, canonical.TokenUsage{InputTokens: 40, CachedInputTokens: 60, OutputTokens: 5}, *evs[1].Payload.(*canonical.TurnCompleted).Usage)
 				require.Equal(t, canonical.TokenUsage{InputTokens: 50, CachedInputTokens: 60, OutputTokens: 6}, evs[5].Payload.(*canonical.ThreadTokenUsageUpdated).Usage)
 				require.NotEqual(t, evs[0].TurnID, evs[3].TurnID, "two turns get distinct ids")
+			},
+		},
+		{
+			// codex 0.171: exec reports the thread's running count, and
+			// `exec resume` carries the earlier run's over (the two-turns
+			// recording and its rollout's last_token_usage).
+			name: "usage: a resumed thread's count carries the earlier run's; a new thread's does not",
+			given: []string{`{"type":"thread.started","thread_id":"a"}`, `{"type":"turn.started"}`,
+				`{"type":"turn.completed","usage":{"input_tokens":1200,"cached_input_tokens":0,"output_tokens":5}}`,
+				`{"type":"thread.started","thread_id":"a"}`, `{"type":"turn.started"}`,
+				`{"type":"turn.completed","usage":{"input_tokens":2500,"cached_input_tokens":1200,"output_tokens":13,"reasoning_output_tokens":3}}`,
+				`{"type":"thread.started","thread_id":"b"}`, `{"type":"turn.started"}`,
+				`{"type":"turn.completed","usage":{"input_tokens":2000,"cached_input_tokens":0,"output_tokens":1}}`},
+			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated,
+				canonical.KindThreadStarted, canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated,
+				canonical.KindThreadStarted, canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, canonical.TokenUsage{InputTokens: 1200, OutputTokens: 5}, *evs[2].Payload.(*canonical.TurnCompleted).Usage)
+				resumed := canonical.TokenUsage{InputTokens: 100, CachedInputTokens: 1200, OutputTokens: 8, ReasoningOutputTokens: 3}
+				require.Equal(t, resumed, *evs[6].Payload.(*canonical.TurnCompleted).Usage, "the resumed run's turn without the first run's tokens")
+				total := evs[7].Payload.(*canonical.ThreadTokenUsageUpdated)
+				require.Equal(t, canonical.TokenUsage{InputTokens: 1300, CachedInputTokens: 1200, OutputTokens: 13, ReasoningOutputTokens: 3}, total.Usage, "the thread's total is codex's count")
+				require.Equal(t, resumed, *total.Last)
+				require.Equal(t, canonical.TokenUsage{InputTokens: 2000, OutputTokens: 1}, *evs[10].Payload.(*canonical.TurnCompleted).Usage, "another thread's count is its own")
+				require.Equal(t, canonical.TokenUsage{InputTokens: 2000, OutputTokens: 1}, evs[11].Payload.(*canonical.ThreadTokenUsageUpdated).Usage, "another thread's total starts at zero")
 			},
 		},
 		{

@@ -5,9 +5,12 @@
 // run, so item ids are scoped by thread and turn. Turns have no id: each
 // turn.started derives one from its frame. The session is the ingest session.
 //
-// Usage: turn.completed carries the turn's usage (OpenAI convention: input
-// includes cached); the adapter reports it on turn.completed and keeps a
-// running thread total for thread.token-usage.updated.
+// Usage: turn.completed carries the thread's running total (OpenAI
+// convention: input includes cached), not the turn's: exec reports
+// total_token_usage, and `codex exec resume` carries the earlier runs'
+// tokens over. The turn's usage is the difference from the total the
+// session last saw for the thread (all of it for a session's first turn
+// of a thread); thread.token-usage.updated carries the total itself.
 //
 // Items: exec often reports an item only when it completes; the adapter
 // then opens it first, so every item has a start and an end. item.completed
@@ -28,5 +31,6 @@ package codexexec
 // Intro is the paragraph the generated mapping page opens with.
 const Intro = "`codex exec --json` prints the Codex SDK's thread events, one per line. The thread id is the only provider id: " +
 	"turns get ids derived from their turn.started frame, items (item_0, item_1, ... per run) are scoped by thread and turn. " +
-	"turn.completed carries the turn's usage (cached_input_tokens, cache_write_input_tokens and reasoning_output_tokens folded into the canonical buckets); " +
+	"turn.completed carries the thread's running total, which a resumed thread carries over from earlier runs: a turn's usage is its difference from the total the session last saw for the thread " +
+	"(cached_input_tokens, cache_write_input_tokens and reasoning_output_tokens folded into the canonical buckets), and thread.token-usage.updated carries the total; " +
 	"turn.failed is a runtime.error plus turn.completed{failed}, and \"Reconnecting...\" errors are warnings."

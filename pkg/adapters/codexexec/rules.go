@@ -10,7 +10,7 @@ var itemEvents = []canonical.Kind{canonical.KindItemStarted, canonical.KindItemU
 var rules = adapter.Rules{
 	{Kind: "thread.started", Emits: []canonical.Kind{canonical.KindThreadStarted}, Note: "thread_id → threadId (native); the session is the ingest session"},
 	{Kind: "turn.started", Emits: []canonical.Kind{canonical.KindTurnStarted}, Note: "no turn id on the wire: derived from the frame"},
-	{Kind: "turn.completed", Emits: []canonical.Kind{canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated}, Note: "state completed; usage folded with the OpenAI convention (input includes cached); the thread total follows. A turn that was never started is opened first"},
+	{Kind: "turn.completed", Emits: []canonical.Kind{canonical.KindTurnStarted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated}, Note: "state completed. usage is the thread's running total (a resumed thread's includes the earlier runs): the turn's usage is its difference from the total this session last saw for the thread, folded with the OpenAI convention (input includes cached); thread.token-usage.updated follows with the total. A turn that was never started is opened first"},
 	{Kind: "turn.failed", Emits: []canonical.Kind{canonical.KindRuntimeError, canonical.KindTurnStarted, canonical.KindTurnCompleted}, Note: "runtime.error (provider_error) with error.message, then turn.completed{failed} (opening the turn first if it was never started)"},
 	{Kind: "item.started", Emits: itemEvents, Note: "item.started; a second start of the same item is an update"},
 	{Kind: "item.updated", Emits: itemEvents, Note: "item.updated; an item never started is opened first"},
