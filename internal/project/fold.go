@@ -36,6 +36,9 @@ type sessionPatch struct {
 	exitCode             *int
 	first, last          time.Time
 	count                int64
+	// dialect is what the session's frames were mapped from (the part of
+	// the mapping version before its slash).
+	dialect *string
 }
 
 type threadPatch struct {
@@ -477,11 +480,25 @@ func cliVersion(cfg map[string]json.RawMessage) string {
 	return ""
 }
 
+// dialectOf is the dialect a mapping version names ("codex-exec/7"), or
+// nil for the diagnostic frames ingest adds to every dialect's sessions
+// (adapter.DiagnosticVersion) and for a version without one.
+func dialectOf(mappingVersion string) *string {
+	d, _, ok := strings.Cut(mappingVersion, "/")
+	if !ok || d == "" || strings.HasPrefix(d, "agentwire-") {
+		return nil
+	}
+	return &d
+}
+
 // fold applies one event to the batch's patches. Every payload type is a
 // case and there is no default: a new payload type fails lint here.
 func (w *writes) fold(e *canonical.Event) {
 	s := w.session(e)
 	s.count++
+	if s.dialect == nil {
+		s.dialect = dialectOf(e.MappingVersion)
+	}
 	if e.CreatedAt.Before(s.first) {
 		s.first = e.CreatedAt
 	}

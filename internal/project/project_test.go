@@ -95,7 +95,10 @@ func TestGolden(t *testing.T) {
 	require.GreaterOrEqual(t, checked, 5, "too few recordings with a result frame checked")
 
 	// codex exec reports the thread's running count at every turn's end,
-	// carried over by `exec resume`: a thread's ledger sums to its last.
+	// carried over by `exec resume`: an exec run's ledger sums to its last.
+	// Every exec recording has its rollout beside it (codex-rollout/exec-*):
+	// what counts usage and turns counts each of the thread's turns once,
+	// priced with the model the rollout names.
 	threads := 0
 	for _, r := range recs {
 		if !strings.HasPrefix(r.name, "codex-exec") {
@@ -107,7 +110,7 @@ func TestGolden(t *testing.T) {
 				canonicalThread[ev.ProviderRefs.ProviderThreadID] = ev.ThreadID
 			}
 		}
-		last := map[string]canonical.TokenUsage{}
+		last, turns := map[string]canonical.TokenUsage{}, map[string]int{}
 		thread := ""
 		for _, l := range r.lines {
 			var ev struct {
@@ -124,15 +127,26 @@ func TestGolden(t *testing.T) {
 				require.NoError(t, err, r.name)
 				require.NotEmpty(t, thread, r.name)
 				last[thread] = u
+				turns[thread]++
 			}
 		}
 		for thread, want := range last {
-			var got canonical.TokenUsage
-			require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_input_tokens), 0),
-				coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_output_tokens), 0)
-				FROM usage_ledger WHERE tenant_id = 'acme' AND thread_id = $1`, thread).Scan(
-				&got.InputTokens, &got.CachedInputTokens, &got.OutputTokens, &got.ReasoningOutputTokens), r.name)
-			require.Equal(t, want, got, "%s: the ledger sums to codex's own count", r.name)
+			sum := func(from, where string, args ...any) canonical.TokenUsage {
+				var got canonical.TokenUsage
+				require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_input_tokens), 0),
+					coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_output_tokens), 0)
+					FROM `+from+` WHERE tenant_id = 'acme' AND thread_id = $1`+where, args...).Scan(
+					&got.InputTokens, &got.CachedInputTokens, &got.OutputTokens, &got.ReasoningOutputTokens), r.name)
+				return got
+			}
+			require.Equal(t, want, sum("usage_ledger", " AND session_id = $2", thread, r.events[0].SessionID), "%s: the exec run's ledger sums to codex's own count", r.name)
+			require.Equal(t, want, sum("usage_priced", "", thread), "%s: with its rollout, each turn's usage counts once", r.name)
+			var unpriced, once int
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE estimated_cost_usd IS NULL) FROM usage_priced
+				WHERE tenant_id = 'acme' AND thread_id = $1`, thread).Scan(&unpriced))
+			require.Zero(t, unpriced, "%s: the rollout names the model", r.name)
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM turns_once WHERE tenant_id = 'acme' AND thread_id = $1`, thread).Scan(&once))
+			require.Equal(t, turns[thread], once, "%s: each turn once", r.name)
 			threads++
 		}
 	}

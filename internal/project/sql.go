@@ -238,6 +238,7 @@ var sessionCols = []column{
 	{name: "first_event_at", typ: "timestamptz", merge: "least(s.first_event_at, EXCLUDED.first_event_at)"},
 	{name: "last_event_at", typ: "timestamptz", merge: "greatest(s.last_event_at, EXCLUDED.last_event_at)"},
 	{name: "event_count", typ: "int8", merge: "s.event_count + EXCLUDED.event_count"},
+	{name: "dialect", typ: "text", merge: first("s", "dialect")},
 }
 
 var upsertSessions = upsertSQL("sessions", "s", "(tenant_id, session_id)", sessionCols, ownSets(sessionCols))
@@ -883,7 +884,7 @@ func (w *writes) queue(b *pgx.Batch) {
 	for _, k := range sortedKeys(w.sessions, cmpKey) {
 		s := w.sessions[k]
 		rs.add(k.tenant, k.id, s.provider, s.state, s.stateReason, s.model, s.cliVersion, jsonMap(s.config),
-			s.startedAt, s.endedAt, s.exitKind, s.exitCode, s.exitReason, s.first, s.last, s.count)
+			s.startedAt, s.endedAt, s.exitKind, s.exitCode, s.exitReason, s.first, s.last, s.count, s.dialect)
 	}
 	rs.queueTo(b, upsertSessions)
 

@@ -79,7 +79,16 @@ func recordExec(ctx context.Context, r *run.Run, bin string, sc scenario) ([]man
 		notes = append(notes, "later turns via exec resume of the first run's thread; stdout of all runs concatenated")
 	}
 	entry.Note = joinNotes(sc.note, serverNote(e.srv), notes)
-	return []manifest.Entry{entry}, nil
+	// The same runs' rollout: a user who captures codex exec and also
+	// ingests ~/.codex/sessions has both, and must see each turn once.
+	ro, err := copyRollout(r, e, "codex-rollout/exec-"+sc.name+".jsonl")
+	if err != nil {
+		return nil, err
+	}
+	ro.Set, ro.Scenario, ro.Program = "codex-rollout", sc.name, program
+	ro.Command = entry.Command + " (rollout file CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl)"
+	ro.Note = joinNotes(sc.note, []string{"written by the codex exec runs of codex-exec/" + sc.name + ".jsonl"}, []string{sc.rolloutNote})
+	return []manifest.Entry{entry, ro}, nil
 }
 
 // runExec runs one codex exec and returns its stdout lines; a non-zero
