@@ -353,7 +353,10 @@ func newIngestExecCommand(f *ingestFlags) *cobra.Command {
 "exec:<command>:<start time>" unless --session names it. Each line of its standard error
 becomes a frame {"agentwire":"stderr","line":"..."} of the same session, and its exit status
 the last frame {"agentwire":"exit","code":N} (with "signal" when it was killed by one):
-runtime.warning and session.exited events in every dialect.
+runtime.warning and session.exited events in every dialect. When CMD is codex, claude,
+gemini or cursor-agent and its arguments name a model (-m, --model, -c model=...), the first
+frame is {"agentwire":"model","model":"..."}: session.configured, which prices the turns of
+an agent that never names its model (codex exec).
 SIGINT and SIGTERM are forwarded to it; ingest exits with its exit code.`,
 		Example: `  agentwire ingest exec --dialect codex-exec -- codex exec --json "fix the test"`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -420,7 +423,7 @@ func newIngestProxyCommand(f *ingestFlags) *cobra.Command {
 error byte for byte, and publishes every message of one session keyed
 "proxy:<command>:<start time>" (unless --session) with its direction: "agent" for what CMD
 writes on stdout, "client" for what the app writes to its stdin. Stderr lines and the exit
-status are diagnostic frames as for exec. Publishing never slows the agent: frames go
+status (and the model its command line names) are diagnostic frames as for exec. Publishing never slows the agent: frames go
 through a bounded on-disk buffer (--buffer-dir, --buffer-max) that holds them while NATS is
 away; when it is full, frames are dropped, counted and said on stderr. Signals (SIGINT,
 SIGTERM) are forwarded; proxy exits with CMD's exit code.

@@ -33,17 +33,20 @@
 //
 // # Diagnostic frames of exec
 //
-// `ingest exec` adds frames of its own to the command's session, in the
-// command's dialect, told apart from provider frames by an "agentwire"
-// member that no provider uses:
+// `ingest exec` (and `ingest proxy`) adds frames of its own to the
+// command's session, in the command's dialect, told apart from provider
+// frames by an "agentwire" member that no provider uses:
 //
+//	{"agentwire":"model","model":"…"}          the first frame, when the command line of codex, claude, gemini or cursor-agent names a model (ModelFromArgs)
 //	{"agentwire":"stderr","line":"…"}          one per line of standard error
 //	{"agentwire":"stderr","lineBase64":"…"}    the same, when the line is not valid UTF-8
 //	{"agentwire":"exit","code":N}              the last frame: the exit status
 //	{"agentwire":"exit","code":143,"signal":"SIGTERM"}   killed by a signal: 128+n and its name
 //	{"agentwire":"exit","code":-1,"error":"…"}           the status could not be read
 //
-// Every adapter maps them alike (adapter.Diagnostic): a stderr frame to a
+// Every adapter maps them alike (adapter.Diagnostic): the model frame to
+// session.configured with config.model (codex exec never names its model,
+// so this is what prices its turns), a stderr frame to a
 // runtime.warning with the line, raw kept; the exit frame to
 // session.exited with the exit code, after a runtime.error when the agent
 // failed (a non-zero status that SIGINT or SIGTERM did not cause). Both

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -22,12 +24,88 @@ func ExecSessionKey(command string, start time.Time) string {
 	return "exec:" + filepath.Base(command) + ":" + start.UTC().Format(time.RFC3339Nano)
 }
 
-// DiagnosticStderr and DiagnosticExit are the "agentwire" values of the
-// frames Exec adds to a session (see the package documentation).
+// DiagnosticModel, DiagnosticStderr and DiagnosticExit are the
+// "agentwire" values of the frames Exec and Proxy add to a session (see
+// the package documentation).
 const (
+	DiagnosticModel  = "model"
 	DiagnosticStderr = "stderr"
 	DiagnosticExit   = "exit"
 )
+
+// ModelFrame is the diagnostic frame that opens a session whose command
+// line names the model (ModelFromArgs).
+type ModelFrame struct {
+	Agentwire string `json:"agentwire"`
+	Model     string `json:"model"`
+}
+
+// modelAgents are the agent CLIs whose command line ModelFromArgs reads:
+// elsewhere -m means something else (python -m module).
+var modelAgents = []string{"codex", "claude", "gemini", "cursor-agent"}
+
+// ModelFromArgs is the model an agent's command line asks for: -m MODEL,
+// --model MODEL, --model=MODEL, or Codex's -c model=MODEL (a TOML value,
+// quoted or not); the last one wins, as in the CLIs. It is "" when the
+// command is not one of the agent CLIs (modelAgents) or names no model:
+// the agent then uses its configured default, which only the agent knows.
+// codex exec never names its model in its output, so this is what prices
+// its turns.
+func ModelFromArgs(args []string) string {
+	if len(args) == 0 || !slices.Contains(modelAgents, strings.TrimSuffix(filepath.Base(args[0]), ".exe")) {
+		return ""
+	}
+	model := ""
+	for i := 1; i < len(args); i++ {
+		a, v := args[i], ""
+		switch {
+		case a == "--":
+			return model
+		case a == "-m" || a == "--model":
+			if i+1 < len(args) {
+				i++
+				v = args[i]
+			}
+		case strings.HasPrefix(a, "--model="):
+			v = strings.TrimPrefix(a, "--model=")
+		case a == "-c" || a == "--config":
+			if i+1 < len(args) {
+				i++
+				v = configModel(args[i])
+			}
+		case strings.HasPrefix(a, "--config="):
+			v = configModel(strings.TrimPrefix(a, "--config="))
+		}
+		if v = strings.TrimSpace(v); v != "" {
+			model = v
+		}
+	}
+	return model
+}
+
+// configModel is the model of a Codex -c key=value override, "" for
+// another key.
+func configModel(kv string) string {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok || strings.TrimSpace(k) != "model" {
+		return ""
+	}
+	v = strings.TrimSpace(v)
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		v = v[1 : len(v)-1]
+	}
+	return v
+}
+
+// modelFrame is the model frame of args, nil when they name no model.
+func modelFrame(args []string) []byte {
+	m := ModelFromArgs(args)
+	if m == "" {
+		return nil
+	}
+	b, _ := json.Marshal(ModelFrame{Agentwire: DiagnosticModel, Model: m}) //nolint:errchkjson // strings only: cannot fail
+	return b
+}
 
 // StderrFrame is the diagnostic frame of one line the command wrote on its
 // standard error. Line holds it when it is valid UTF-8, LineBase64
@@ -140,6 +218,14 @@ func (in *Ingester) Exec(ctx context.Context, opts ExecOptions) (ExecResult, err
 
 	// Publishing goes on after ctx ends: what the command wrote is kept.
 	pctx := context.WithoutCancel(ctx)
+	var pubErr error
+	if b := modelFrame(opts.Args); b != nil {
+		if _, err := in.Pub.Publish(pctx, Frame{SessionKey: s.Key, Dialect: s.Dialect, Provider: in.Provider, Bytes: b, ReceivedAt: start}); err != nil {
+			pubErr = fmt.Errorf("session %s: %w", s.Key, err)
+		} else {
+			res.Frames++
+		}
+	}
 	lines := make(chan execLine, 256)
 	var readers sync.WaitGroup
 	read := func(r io.Reader, isErr bool) {
@@ -159,7 +245,6 @@ func (in *Ingester) Exec(ctx context.Context, opts ExecOptions) (ExecResult, err
 	go func() { readers.Wait(); close(lines) }()
 
 	waited := make(chan error, 1)
-	var pubErr error
 	published := make(chan struct{})
 	go func() {
 		defer close(published)

@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,6 +51,51 @@ func TestExec(t *testing.T) {
 	}
 	require.Equal(t, []string{`{"type":"turn.started"}`, `{"broken`}, stdout)
 	require.Equal(t, []string{`{"agentwire":"stderr","line":"warn: slow"}`, `{"agentwire":"stderr","lineBase64":"/w=="}`}, stderr)
+}
+
+func TestModelFromArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"codex", "exec", "--json", "-m", "gpt-5.1-codex", "fix the test"}, "gpt-5.1-codex"},
+		{[]string{"/usr/local/bin/codex", "exec", "--model=gpt-5", "x"}, "gpt-5"},
+		{[]string{"codex", "exec", "-c", `model="gpt-5.2"`, "x"}, "gpt-5.2"},
+		{[]string{"codex", "--config=model='o3'", "exec", "x"}, "o3"},
+		{[]string{"codex", "exec", "-c", "model_reasoning_effort=high", "x"}, ""},
+		{[]string{"claude", "-p", "--model", "claude-sonnet-4-5", "--model", "claude-opus-4-5"}, "claude-opus-4-5"},
+		{[]string{"gemini.exe", "-m", "gemini-2.5-pro"}, "gemini-2.5-pro"},
+		{[]string{"codex", "exec", "--", "-m", "not a flag"}, ""},
+		{[]string{"codex", "exec", "-m"}, ""},
+		{[]string{"codex", "exec", "hello"}, ""},
+		{[]string{"python", "-m", "runner"}, ""},
+		{nil, ""},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, ingest.ModelFromArgs(tt.args), "%q", tt.args)
+	}
+}
+
+// TestExecModelFrame: the model the command line names opens the session,
+// before anything the agent wrote.
+func TestExecModelFrame(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	codex := filepath.Join(t.TempDir(), "codex")
+	require.NoError(t, os.WriteFile(codex, []byte("#!/bin/sh\necho '{\"type\":\"thread.started\",\"thread_id\":\"t\"}'\n"), 0o755)) //nolint:gosec // a test agent
+	res, err := f.in.Exec(t.Context(), ingest.ExecOptions{
+		Args:    []string{codex, "exec", "--json", "-m", "gpt-5.1-codex", "fix the test"},
+		Session: ingest.Session{Dialect: "codex-exec"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), res.Frames)
+	msgs := bySession(f.raw(t))[res.SessionKey]
+	require.Len(t, msgs, 3)
+	require.JSONEq(t, `{"agentwire":"model","model":"gpt-5.1-codex"}`, string(msgs[0].data))
+	require.Equal(t, []string{"1"}, msgs[0].header.Values(bus.HeaderOrdinal))
+	require.JSONEq(t, `{"type":"thread.started","thread_id":"t"}`, string(msgs[1].data))
+	require.JSONEq(t, `{"agentwire":"exit","code":0}`, string(msgs[2].data))
 }
 
 // TestExecSessionContinues: a second run of a named session, from another

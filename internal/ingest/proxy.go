@@ -195,6 +195,9 @@ func (in *Ingester) Proxy(ctx context.Context, opts ProxyOptions) (ProxyResult, 
 		spool.continueAfter(in.lastOrdinal(ctx, s.Key))
 	}
 	p := &proxy{in: in, opts: opts, s: s, spool: spool, wake: make(chan struct{}, 1)}
+	if b := modelFrame(opts.Args); b != nil {
+		p.queue = append(p.queue, spoolRecord{at: start, data: b, diagnostic: true})
+	}
 
 	cmd := exec.CommandContext(context.WithoutCancel(ctx), opts.Args[0], opts.Args[1:]...) //nolint:gosec // running the user's agent is the point
 	setProcessGroup(cmd)
@@ -277,7 +280,7 @@ loop:
 	res.ExitCode = exit.Code
 	b, _ := json.Marshal(exit) //nolint:errchkjson // plain struct: cannot fail
 	p.mu.Lock()
-	p.queue = append(p.queue, spoolRecord{at: in.now(), data: b, exit: true})
+	p.queue = append(p.queue, spoolRecord{at: in.now(), data: b, diagnostic: true})
 	p.closed = true
 	res.Agent, res.Client, res.Stderr = p.counts[1], p.counts[2], p.counts[0]
 	p.mu.Unlock()
@@ -434,7 +437,7 @@ func (p *proxy) spoolQueue() {
 		p.queue, p.queued = nil, 0
 		p.mu.Unlock()
 		for _, r := range batch {
-			if r.dir == "" && !r.exit {
+			if r.dir == "" && !r.diagnostic {
 				r.data = stderrFrame(r.data)
 			}
 			if !p.spool.Append(r) {

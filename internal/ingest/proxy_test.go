@@ -142,7 +142,9 @@ func startProxy(t *testing.T, f *fixture, opts ingest.ProxyOptions) *proxyRun {
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
 	run := &proxyRun{stdinW: stdinW, stdoutR: stdoutR, stderr: &syncBuffer{}, done: make(chan struct{})}
-	opts.Args = []string{fakeAgent(t)}
+	if len(opts.Args) == 0 {
+		opts.Args = []string{fakeAgent(t)}
+	}
 	opts.Stdin, opts.Stdout, opts.Stderr = stdinR, stdoutW, run.stderr
 	if opts.BufferDir == "" {
 		opts.BufferDir = t.TempDir()
@@ -274,6 +276,27 @@ func TestProxyExitCode(t *testing.T) {
 	}
 	require.Equal(t, 1, clients, "one of the first two frames is the client's request")
 	require.JSONEq(t, `{"agentwire":"exit","code":4}`, string(msgs[2].data))
+}
+
+// TestProxyModelFrame: the model the agent's command line names opens the
+// session, before any frame that crossed.
+func TestProxyModelFrame(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	codex := filepath.Join(t.TempDir(), "codex")
+	require.NoError(t, os.Symlink(fakeAgent(t), codex))
+	run := startProxy(t, f, ingest.ProxyOptions{Session: ingest.Session{Dialect: "codex-app-server"}, Args: []string{codex, "app-server", "-c", "model=gpt-5.5"}})
+	_, err := io.WriteString(run.stdinW, `{"id":1,"method":"exit","params":{"code":0}}`+"\n")
+	require.NoError(t, err)
+	_, err = io.ReadAll(run.stdoutR)
+	require.NoError(t, err)
+	run.wait(t)
+	require.NoError(t, run.err)
+	msgs := bySession(f.raw(t))[run.res.SessionKey]
+	require.NotEmpty(t, msgs)
+	require.JSONEq(t, `{"agentwire":"model","model":"gpt-5.5"}`, string(msgs[0].data))
+	require.Equal(t, []string{"1"}, msgs[0].header.Values(bus.HeaderOrdinal))
+	require.JSONEq(t, `{"agentwire":"exit","code":0}`, string(msgs[len(msgs)-1].data))
 }
 
 // TestProxySessionContinues: a second proxy run of a named session, from

@@ -18,11 +18,11 @@ import (
 
 // spoolRecord is one frame kept in a spool.
 type spoolRecord struct {
-	dir     adapter.Direction
-	at      time.Time
-	ordinal uint64 // assigned by Append
-	data    []byte
-	exit    bool // the exit frame (not kept on disk: a stderr-kind record is published as it is)
+	dir        adapter.Direction
+	at         time.Time
+	ordinal    uint64 // assigned by Append
+	data       []byte
+	diagnostic bool // a frame ingest wrote (model, exit), not a stderr line to wrap (not kept on disk: a stderr-kind record is published as it is)
 }
 
 // spoolPos is a position in a spool: a segment and an offset in it.

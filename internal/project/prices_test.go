@@ -1,13 +1,16 @@
 package project_test
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/internal/project"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -228,4 +231,32 @@ func TestPricesAgreeWithStatedCosts(t *testing.T) {
 		}
 		require.Positive(t, searched, "no turn with web searches in the transcripts")
 	}
+}
+
+// TestCommandLineModel: codex exec never names its model; the model its
+// command line names (ingest's model frame, first in the session) prices
+// its turns.
+func TestCommandLineModel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	lines := adaptertest.ReadLines(t, "../../testdata/recordings/codex-exec/plain.jsonl")
+	lines = append([][]byte{[]byte(`{"agentwire":"model","model":"gpt-5.1-codex"}`)}, lines...)
+	path := filepath.Join(t.TempDir(), "plain.jsonl")
+	require.NoError(t, os.WriteFile(path, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600))
+	r, ok := mapAs(t, "codex-exec", "acme", path, "exec:codex:1")
+	require.True(t, ok)
+	e.publish([]recording{r}, 1)
+	e.start(project.Config{})
+	e.waitApplied("")
+
+	var model, pricedAs, sessionModel string
+	var cost *float64
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT u.model, u.priced_as, u.estimated_cost_usd::float8, s.model FROM usage_priced u
+		JOIN sessions s USING (tenant_id, session_id) WHERE u.tenant_id = 'acme'`).Scan(&model, &pricedAs, &cost, &sessionModel))
+	require.Equal(t, "gpt-5.1-codex", model)
+	require.Equal(t, "gpt-5.1-codex", pricedAs)
+	require.Equal(t, "gpt-5.1-codex", sessionModel)
+	require.NotNil(t, cost)
+	require.Positive(t, *cost)
 }

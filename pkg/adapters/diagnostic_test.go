@@ -59,6 +59,10 @@ func TestDiagnosticFrames(t *testing.T) {
 			want{[]canonical.Kind{canonical.KindRuntimeError, canonical.KindSessionExited}, "the agent was killed by SIGKILL", canonical.ExitError, new(137)}},
 		{`{"agentwire":"exit","code":-1,"error":"wait: no child processes"}`,
 			want{[]canonical.Kind{canonical.KindRuntimeError, canonical.KindSessionExited}, "the agent's exit status could not be read: wait: no child processes", canonical.ExitError, nil}},
+		{`{"agentwire":"model","model":"gpt-5.1-codex"}`,
+			want{[]canonical.Kind{canonical.KindSessionConfigured}, "", "", nil}},
+		{`{"agentwire":"model","model":" "}`,
+			want{[]canonical.Kind{canonical.KindRuntimeWarning}, "a model frame that names no model", "", nil}},
 		{`{"agentwire":"heartbeat"}`,
 			want{[]canonical.Kind{canonical.KindRuntimeWarning}, `unknown diagnostic frame "heartbeat"`, "", nil}},
 		{`{"agentwire":"exit","code":"zero"}`,
@@ -69,7 +73,7 @@ func TestDiagnosticFrames(t *testing.T) {
 			t.Parallel()
 			a, err := adapters.Lookup(d)
 			require.NoError(t, err)
-			for _, k := range []string{"agentwire:stderr", "agentwire:exit"} {
+			for _, k := range []string{"agentwire:model", "agentwire:stderr", "agentwire:exit"} {
 				_, ok := a.Rules().Lookup(k)
 				require.True(t, ok, "the mapping table documents %s", k)
 			}
@@ -109,6 +113,9 @@ func TestDiagnosticFrames(t *testing.T) {
 				require.Equal(t, f.want.kinds, kinds, f.frame)
 				if f.want.message != "" {
 					require.Equal(t, f.want.message, firstMessage(evs[0].Payload), f.frame)
+				}
+				if c, ok := evs[0].Payload.(*canonical.SessionConfigured); ok {
+					require.JSONEq(t, `"gpt-5.1-codex"`, string(c.Config["model"]), f.frame)
 				}
 				if ex, ok := evs[len(evs)-1].Payload.(*canonical.SessionExited); ok {
 					require.Equal(t, f.want.exitKind, ex.ExitKind, f.frame)

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -13,7 +14,7 @@ import (
 // DiagnosticVersion is the mapping version of the events Diagnostic maps,
 // whatever the dialect: ingest writes these frames, not the agent, so
 // their mapping is one for every dialect, versioned on its own.
-const DiagnosticVersion = "agentwire-diagnostic/1"
+const DiagnosticVersion = "agentwire-diagnostic/2"
 
 const diagnosticSource = "agentwire.diagnostic"
 
@@ -26,6 +27,8 @@ var diagnosticPrefix = []byte(`{"agentwire":`)
 var DiagnosticRules = Rules{
 	{Kind: "agentwire:stderr", Emits: []canonical.Kind{canonical.KindRuntimeWarning},
 		Note: "written by `ingest exec` and `ingest proxy` for each line the agent wrote on standard error: runtime.warning with the line as its message (its first 1000 bytes; all of it in raw, base64 when it is not UTF-8), detail.stream = stderr. Mapping version " + DiagnosticVersion + ", the same for every dialect"},
+	{Kind: "agentwire:model", Emits: []canonical.Kind{canonical.KindSessionConfigured},
+		Note: "written by `ingest exec` and `ingest proxy` first, when the agent's command line names a model (`-m`, `--model`, `-c model=`): session.configured with config.model, so the turns of an agent that never names its model (codex exec) are priced. A later model the agent names itself replaces it. Mapping version " + DiagnosticVersion},
 	{Kind: "agentwire:exit", Emits: []canonical.Kind{canonical.KindRuntimeError, canonical.KindSessionExited},
 		Note: "written by `ingest exec` and `ingest proxy` when the agent's process ended: session.exited with exitCode. Status 0, or killed by SIGINT or SIGTERM (a stop asked for): exitKind graceful. Any other status, another signal, or a status that could not be read: a runtime.error (class unknown) first, exitKind error. Mapping version " + DiagnosticVersion},
 }
@@ -35,8 +38,9 @@ var DiagnosticRules = Rules{
 const maxDiagnosticMessage = 1000
 
 // Diagnostic maps a frame ingest added to an agent's session (`ingest
-// exec`, `ingest proxy`; see package ingest): a line the agent wrote on
-// standard error, or its exit status. ok is false for any other frame,
+// exec`, `ingest proxy`; see package ingest): the model the agent's
+// command line names, a line the agent wrote on standard error, or its
+// exit status. ok is false for any other frame,
 // which the adapter maps. Adapters call it first, so that these frames
 // read the same in every dialect and leave the adapter's state alone.
 func Diagnostic(f Frame, p canonical.Provider) (evs []canonical.Event, ok bool) {
@@ -50,6 +54,7 @@ func Diagnostic(f Frame, p canonical.Provider) (evs []canonical.Event, ok bool) 
 		Code       *int   `json:"code"`
 		Signal     string `json:"signal"`
 		Error      string `json:"error"`
+		Model      string `json:"model"`
 	}
 	if err := jsonscan.Unmarshal(f.Bytes, &d); err != nil {
 		return Undecodable(f, p, DiagnosticVersion, diagnosticSource, err), true
@@ -66,6 +71,13 @@ func Diagnostic(f Frame, p canonical.Provider) (evs []canonical.Event, ok bool) 
 			msg = "an empty line on standard error"
 		}
 		em.Warn(env, prefix(msg, maxDiagnosticMessage), map[string]string{"stream": "stderr"})
+	case "model":
+		if strings.TrimSpace(d.Model) == "" {
+			em.Warn(env, "a model frame that names no model", nil)
+			break
+		}
+		model, _ := json.Marshal(d.Model) //nolint:errchkjson // a string: cannot fail
+		em.Emit(env, &canonical.SessionConfigured{Config: map[string]json.RawMessage{"model": model}})
 	case "exit":
 		exited := exitOf(d.Code, d.Signal, d.Error)
 		if exited.ExitKind == canonical.ExitError {
