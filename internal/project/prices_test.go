@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -259,4 +261,48 @@ func TestCommandLineModel(t *testing.T) {
 	require.Equal(t, "gpt-5.1-codex", sessionModel)
 	require.NotNil(t, cost)
 	require.Positive(t, *cost)
+}
+
+// TestExecResumedRuns: each codex exec run captured in an ingest session
+// of its own, the second resuming the first's thread (the two-turns
+// recording cut where the second run starts). The second run reports
+// the thread's running count; its turn counts only its own tokens, and
+// the thread sums to codex's count.
+func TestExecResumedRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	lines := adaptertest.ReadLines(t, "../../testdata/recordings/codex-exec/two-turns.jsonl")
+	second := 1 + slices.IndexFunc(lines[1:], func(l []byte) bool { return bytes.Contains(l, []byte(`"thread.started"`)) })
+	require.Positive(t, second)
+	var recs []recording
+	for i, run := range [][][]byte{lines[:second], lines[second:]} {
+		path := filepath.Join(t.TempDir(), "run.jsonl")
+		require.NoError(t, os.WriteFile(path, append(bytes.Join(run, []byte("\n")), '\n'), 0o600))
+		r, ok := mapAs(t, "codex-exec", "acme", path, "exec:codex:"+strconv.Itoa(i))
+		require.True(t, ok)
+		recs = append(recs, r)
+	}
+	e.publish(recs, 1)
+	e.start(project.Config{})
+	e.waitApplied("")
+
+	rows, err := e.pool.Query(ctx, `SELECT session_id, input_tokens, cached_input_tokens, output_tokens FROM usage_priced WHERE tenant_id = 'acme'`)
+	require.NoError(t, err)
+	got := map[string]canonical.TokenUsage{}
+	for rows.Next() {
+		var sid string
+		var u canonical.TokenUsage
+		require.NoError(t, rows.Scan(&sid, &u.InputTokens, &u.CachedInputTokens, &u.OutputTokens))
+		got[sid] = u
+	}
+	require.NoError(t, rows.Err())
+	// codex's counts: 1200 in, 5 out; then 2500 in (1200 cached), 13 out.
+	require.Equal(t, map[string]canonical.TokenUsage{
+		recs[0].events[0].SessionID: {InputTokens: 1200, OutputTokens: 5},
+		recs[1].events[0].SessionID: {InputTokens: 100, CachedInputTokens: 1200, OutputTokens: 8},
+	}, got)
+	var ledger int64
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT sum(input_tokens) FROM usage_ledger WHERE tenant_id = 'acme'`).Scan(&ledger))
+	require.Equal(t, int64(2500), ledger, "the ledger keeps what the events said")
 }
