@@ -275,11 +275,24 @@ func TestExecResumedRuns(t *testing.T) {
 	lines := adaptertest.ReadLines(t, "../../testdata/recordings/codex-exec/two-turns.jsonl")
 	second := 1 + slices.IndexFunc(lines[1:], func(l []byte) bool { return bytes.Contains(l, []byte(`"thread.started"`)) })
 	require.Positive(t, second)
+	// Session keys that make the first run the smaller session id, so it
+	// owns the thread's row: the thread's usage must still be the second
+	// run's count, the greater.
+	var keys [2]string
+	for k := 0; keys[0] == ""; k++ {
+		a, b := "exec:codex:a"+strconv.Itoa(k), "exec:codex:b"+strconv.Itoa(k)
+		id := func(key string) string {
+			return canonical.IDSpace{Tenant: "acme", Provider: canonical.ProviderCodex, SessionKey: key}.IngestSession()
+		}
+		if id(a) < id(b) {
+			keys = [2]string{a, b}
+		}
+	}
 	var recs []recording
 	for i, run := range [][][]byte{lines[:second], lines[second:]} {
 		path := filepath.Join(t.TempDir(), "run.jsonl")
 		require.NoError(t, os.WriteFile(path, append(bytes.Join(run, []byte("\n")), '\n'), 0o600))
-		r, ok := mapAs(t, "codex-exec", "acme", path, "exec:codex:"+strconv.Itoa(i))
+		r, ok := mapAs(t, "codex-exec", "acme", path, keys[i])
 		require.True(t, ok)
 		recs = append(recs, r)
 	}
@@ -305,4 +318,10 @@ func TestExecResumedRuns(t *testing.T) {
 	var ledger int64
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT sum(input_tokens) FROM usage_ledger WHERE tenant_id = 'acme'`).Scan(&ledger))
 	require.Equal(t, int64(2500), ledger, "the ledger keeps what the events said")
+	var thread canonical.TokenUsage
+	var owner string
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT input_tokens, cached_input_tokens, output_tokens, session_id FROM threads WHERE tenant_id = 'acme'`).Scan(
+		&thread.InputTokens, &thread.CachedInputTokens, &thread.OutputTokens, &owner))
+	require.Equal(t, recs[0].events[0].SessionID, owner)
+	require.Equal(t, canonical.TokenUsage{InputTokens: 1300, CachedInputTokens: 1200, OutputTokens: 13}, thread, "the thread's usage is codex's count")
 }

@@ -243,11 +243,11 @@ var sessionCols = []column{
 
 var upsertSessions = upsertSQL("sessions", "s", "(tenant_id, session_id)", sessionCols, ownSets(sessionCols))
 
-// usageColumns are the token columns of threads and turns.
-func usageColumns() []column {
+// usageColumns are the token columns of threads and turns, merged as k.
+func usageColumns(k mergeKind) []column {
 	var out []column
 	for _, n := range []string{"input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"} {
-		out = append(out, column{name: n, typ: "int8", kind: kindLatest})
+		out = append(out, column{name: n, typ: "int8", kind: k})
 	}
 	return out
 }
@@ -263,7 +263,11 @@ var threadCols, threadSets = shared("t", slices.Concat([]column{
 	{name: "state", typ: "text", kind: kindLatest},
 	{name: "name", typ: "text", kind: kindLatest},
 	{name: "metadata", typ: "text", value: "coalesce(x.metadata::jsonb, '{}')", kind: kindMap},
-}, usageColumns(), []column{
+	// A thread's usage is a running count, which only grows: each session
+	// saw all of it or the part up to where it stopped (a resumed codex
+	// exec run counts the runs before it; a cut log, less than its
+	// stream). The greatest any session saw is the thread's.
+}, usageColumns(kindGreatest), []column{
 	{name: "context_window", typ: "int8", kind: kindLatest},
 	{name: "started_at", typ: "timestamptz", kind: kindFirst},
 	{name: "updated_at", typ: "timestamptz", kind: kindGreatest},
@@ -294,7 +298,7 @@ var turnCols, turnSets = shared("t", slices.Concat([]column{
 	{name: "stop_reason", typ: "text", kind: kindLatest},
 	{name: "error_message", typ: "text", kind: kindLatest},
 	{name: "error_class", typ: "text", kind: kindLatest},
-}, usageColumns(), []column{
+}, usageColumns(kindLatest), []column{
 	{name: "cost_usd", typ: "numeric", kind: kindLatest},
 	{name: "duration_ms", typ: "int8", kind: kindLatest},
 	{name: "plan", typ: "text", value: "x.plan::jsonb", kind: kindLatest},
