@@ -28,7 +28,7 @@ var DiagnosticRules = Rules{
 	{Kind: "agentwire:stderr", Emits: []canonical.Kind{canonical.KindRuntimeWarning},
 		Note: "written by `ingest exec` and `ingest proxy` for each line the agent wrote on standard error: runtime.warning with the line as its message (its first 1000 bytes; all of it in raw, base64 when it is not UTF-8), detail.stream = stderr. Mapping version " + DiagnosticVersion + ", the same for every dialect"},
 	{Kind: "agentwire:model", Emits: []canonical.Kind{canonical.KindSessionConfigured},
-		Note: "written by `ingest exec` and `ingest proxy` first, when the agent's command line names a model (`-m`, `--model`, `-c model=`): session.configured with config.model, so the turns of an agent that never names its model (codex exec) are priced. A later model the agent names itself replaces it. Mapping version " + DiagnosticVersion},
+		Note: "written by `ingest exec` and `ingest proxy` first, when the command is codex, claude, gemini or cursor-agent and its arguments name a model (`-m`, `--model`, `-c model=`): session.configured with config.model, so the turns of an agent that never names its model (codex exec) are priced. A later model the agent names itself replaces it. Mapping version " + DiagnosticVersion},
 	{Kind: "agentwire:exit", Emits: []canonical.Kind{canonical.KindRuntimeError, canonical.KindSessionExited},
 		Note: "written by `ingest exec` and `ingest proxy` when the agent's process ended: session.exited with exitCode. Status 0, or killed by SIGINT or SIGTERM (a stop asked for): exitKind graceful. Any other status, another signal, or a status that could not be read: a runtime.error (class unknown) first, exitKind error. Mapping version " + DiagnosticVersion},
 }
