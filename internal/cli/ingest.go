@@ -354,7 +354,7 @@ func newIngestExecCommand(f *ingestFlags) *cobra.Command {
 becomes a frame {"agentwire":"stderr","line":"..."} of the same session, and its exit status
 the last frame {"agentwire":"exit","code":N} (with "signal" when it was killed by one):
 runtime.warning and session.exited events in every dialect. When CMD is codex, claude,
-gemini or cursor-agent and its arguments name a model (-m, --model, -c model=...), the first
+gemini or cursor-agent (or npx of one) and its arguments name a model (-m, --model, -c model=...), the first
 frame is {"agentwire":"model","model":"..."}: session.configured, which prices the turns of
 an agent that never names its model (codex exec).
 SIGINT and SIGTERM are forwarded to it; ingest exits with its exit code.`,

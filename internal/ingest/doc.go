@@ -37,7 +37,7 @@
 // command's session, in the command's dialect, told apart from provider
 // frames by an "agentwire" member that no provider uses:
 //
-//	{"agentwire":"model","model":"…"}          the first frame, when the command line of codex, claude, gemini or cursor-agent names a model (ModelFromArgs)
+//	{"agentwire":"model","model":"…"}          the first frame, when the command line of codex, claude, gemini or cursor-agent (or npx of one) names a model (ModelFromArgs)
 //	{"agentwire":"stderr","line":"…"}          one per line of standard error
 //	{"agentwire":"stderr","lineBase64":"…"}    the same, when the line is not valid UTF-8
 //	{"agentwire":"exit","code":N}              the last frame: the exit status

@@ -44,7 +44,36 @@ type ModelFrame struct {
 // elsewhere -m means something else (python -m module).
 var modelAgents = []string{"codex", "claude", "gemini", "cursor-agent"}
 
-// ModelFromArgs is the model an agent's command line asks for: -m MODEL,
+// agentPackages are the npm packages of those CLIs, as a package runner
+// (npx, bunx, pnpx) names them.
+var agentPackages = map[string]string{"@openai/codex": "codex", "@anthropic-ai/claude-code": "claude", "@google/gemini-cli": "gemini"}
+
+// unwrapRunner is args without a package runner in front of an agent CLI
+// (npx -y @openai/codex@0.171.0 exec ... reads as codex exec ...).
+func unwrapRunner(args []string) []string {
+	switch strings.TrimSuffix(filepath.Base(args[0]), ".cmd") {
+	case "npx", "bunx", "pnpx":
+	default:
+		return args
+	}
+	for i := 1; i < len(args); i++ {
+		if strings.HasPrefix(args[i], "-") {
+			continue // the runner's flags (-y, --yes)
+		}
+		pkg := args[i]
+		if at := strings.LastIndexByte(pkg, '@'); at > 0 {
+			pkg = pkg[:at] // a pinned version
+		}
+		if name, ok := agentPackages[pkg]; ok {
+			return append([]string{name}, args[i+1:]...)
+		}
+		return args
+	}
+	return args
+}
+
+// ModelFromArgs is the model an agent's command line asks for, run
+// directly or through npx, bunx or pnpx: -m MODEL,
 // --model MODEL, --model=MODEL, or Codex's -c model=MODEL (a TOML value,
 // quoted or not); the last one wins, as in the CLIs. It is "" when the
 // command is not one of the agent CLIs (modelAgents) or names no model:
@@ -52,7 +81,10 @@ var modelAgents = []string{"codex", "claude", "gemini", "cursor-agent"}
 // codex exec never names its model in its output, so this is what prices
 // its turns.
 func ModelFromArgs(args []string) string {
-	if len(args) == 0 || !slices.Contains(modelAgents, strings.TrimSuffix(filepath.Base(args[0]), ".exe")) {
+	if len(args) == 0 {
+		return ""
+	}
+	if args = unwrapRunner(args); !slices.Contains(modelAgents, strings.TrimSuffix(filepath.Base(args[0]), ".exe")) {
 		return ""
 	}
 	model := ""

@@ -70,6 +70,10 @@ func TestModelFromArgs(t *testing.T) {
 		{[]string{"codex", "exec", "-m"}, ""},
 		{[]string{"codex", "exec", "hello"}, ""},
 		{[]string{"python", "-m", "runner"}, ""},
+		{[]string{"npx", "-y", "@openai/codex@0.171.0", "exec", "-m", "gpt-5.5", "x"}, "gpt-5.5"},
+		{[]string{"bunx", "@anthropic-ai/claude-code", "--model", "claude-opus-4-6"}, "claude-opus-4-6"},
+		{[]string{"npx", "some-tool", "-m", "x"}, ""},
+		{[]string{"npx", "-y"}, ""},
 		{nil, ""},
 	}
 	for _, tt := range tests {
