@@ -25,6 +25,7 @@ import (
 	"github.com/agentwire/agentwire/internal/project"
 	"github.com/agentwire/agentwire/migrations"
 	"github.com/agentwire/agentwire/pkg/adapters"
+	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 	"github.com/agentwire/agentwire/pkg/canonical"
 	"github.com/agentwire/agentwire/pkg/canonical/wire"
 )
@@ -142,7 +143,14 @@ func mapAs(t *testing.T, dialect, tenant, path, sessionKey string) (recording, b
 	if sessionKey == "" {
 		sessionKey = "recordings/" + name
 	}
-	r := recording{name: name, lines: adaptertest.ReadLines(t, path)}
+	return mapLines(t, a, tenant, name, sessionKey, adaptertest.ReadLines(t, path)), true
+}
+
+// mapLines maps lines as one session of a's dialect: a recording cut, or
+// with frames added, without a file.
+func mapLines(t *testing.T, a adapter.Adapter, tenant, name, sessionKey string, lines [][]byte) recording {
+	t.Helper()
+	r := recording{name: name, lines: lines}
 	s := a.NewSession("")
 	for _, f := range adaptertest.Frames(a.Dialect(), sessionKey, r.lines) {
 		f.Tenant = tenant
@@ -150,7 +158,15 @@ func mapAs(t *testing.T, dialect, tenant, path, sessionKey string) (recording, b
 		require.NoError(t, err, name)
 		r.events = append(r.events, evs...)
 	}
-	return r, true
+	return r
+}
+
+// mapLinesAs is mapLines for a dialect by name.
+func mapLinesAs(t *testing.T, dialect, tenant, name, sessionKey string, lines [][]byte) recording {
+	t.Helper()
+	a, err := adapters.Lookup(dialect)
+	require.NoError(t, err)
+	return mapLines(t, a, tenant, name, sessionKey, lines)
 }
 
 // publish puts the recordings' events on RUNTIME, sessions interleaved

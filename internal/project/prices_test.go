@@ -3,7 +3,6 @@ package project_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -244,11 +243,7 @@ func TestCommandLineModel(t *testing.T) {
 	ctx := context.Background()
 	lines := adaptertest.ReadLines(t, "../../testdata/recordings/codex-exec/plain.jsonl")
 	lines = append([][]byte{[]byte(`{"agentwire":"model","model":"gpt-5.1-codex"}`)}, lines...)
-	path := filepath.Join(t.TempDir(), "plain.jsonl")
-	require.NoError(t, os.WriteFile(path, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600))
-	r, ok := mapAs(t, "codex-exec", "acme", path, "exec:codex:1")
-	require.True(t, ok)
-	e.publish([]recording{r}, 1)
+	e.publish([]recording{mapLinesAs(t, "codex-exec", "acme", "codex-exec/plain", "exec:codex:1", lines)}, 1)
 	e.start(project.Config{})
 	e.waitApplied("")
 
@@ -290,11 +285,7 @@ func TestExecResumedRuns(t *testing.T) {
 	}
 	var recs []recording
 	for i, run := range [][][]byte{lines[:second], lines[second:]} {
-		path := filepath.Join(t.TempDir(), "run.jsonl")
-		require.NoError(t, os.WriteFile(path, append(bytes.Join(run, []byte("\n")), '\n'), 0o600))
-		r, ok := mapAs(t, "codex-exec", "acme", path, keys[i])
-		require.True(t, ok)
-		recs = append(recs, r)
+		recs = append(recs, mapLinesAs(t, "codex-exec", "acme", "codex-exec/two-turns", keys[i], run))
 	}
 	e.publish(recs, 1)
 	e.start(project.Config{})

@@ -60,11 +60,8 @@ func through(t *testing.T, tenant, path, cut, then string) recording {
 	if then != "" {
 		lines = append(lines, []byte(then))
 	}
-	out := filepath.Join(t.TempDir(), filepath.Base(path))
-	require.NoError(t, os.WriteFile(out, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600))
-	r, ok := mapAs(t, dialectOf(filepath.Base(filepath.Dir(path))), tenant, out, "cut/"+filepath.Base(filepath.Dir(path)))
-	require.True(t, ok)
-	return r
+	set := filepath.Base(filepath.Dir(path))
+	return mapLinesAs(t, dialectOf(set), tenant, set+"/"+strings.TrimSuffix(filepath.Base(path), ".jsonl"), "cut/"+set, lines)
 }
 
 // TestThreadActivity: what each thread is doing, whether its provider
