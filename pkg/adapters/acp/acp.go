@@ -430,9 +430,6 @@ func source(c class) string {
 // every frame (a session's tool calls are kept to its end), so the state
 // passed in is the returned state's and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
-		return st, evs, nil
-	}
 	fr, err := decode(st, f)
 	if err != nil {
 		return st, adapter.Undecodable(f, st.Provider, MappingVersion, sourceNotification, err), nil
@@ -604,3 +601,6 @@ func configOf(obj json.RawMessage, names ...string) map[string]json.RawMessage {
 	}
 	return out
 }
+
+// SessionProvider implements adapter.ProviderState.
+func (st State) SessionProvider() canonical.Provider { return st.Provider }

@@ -58,11 +58,11 @@ type KindsFunc[S any] func(state S, f Frame) []string
 
 // NewSessionKinds is NewSession for dialects whose frame kinds depend on
 // context: the session also implements ContextKinds with kinds.
-func NewSessionKinds[S any](initial S, f MapFunc[S], kinds KindsFunc[S]) Session {
+func NewSessionKinds[S ProviderState](initial S, f MapFunc[S], kinds KindsFunc[S]) Session {
 	return &kindsSession[S]{session: session[S]{state: initial, fn: f}, kinds: kinds}
 }
 
-type kindsSession[S any] struct {
+type kindsSession[S ProviderState] struct {
 	session[S]
 	kinds KindsFunc[S]
 }
@@ -77,11 +77,29 @@ type MapFunc[S any] func(state S, f Frame) (S, []canonical.Event, error)
 // Session. State must round-trip through encoding/json; Snapshot also
 // records the last ordinal so frames cannot be replayed into the wrong
 // state.
-func NewSession[S any](initial S, f MapFunc[S]) Session {
+func NewSession[S ProviderState](initial S, f MapFunc[S]) Session {
 	return &session[S]{state: initial, fn: f}
 }
 
-type session[S any] struct {
+// ProviderState is what every adapter's state says: the provider its
+// events are attributed to (an ACP session learns it as the agent starts).
+// The sessions map ingest's diagnostic frames with it (Diagnostic) before
+// the adapter sees a frame, so every dialect reads them alike and no
+// adapter has to remember to.
+type ProviderState interface {
+	SessionProvider() canonical.Provider
+}
+
+// MapDiagnostic maps f when it is a diagnostic frame (Diagnostic), with
+// the provider of state, which it asks for only then.
+func MapDiagnostic[S ProviderState](state *S, f Frame) ([]canonical.Event, bool) {
+	if !IsDiagnostic(f) {
+		return nil, false
+	}
+	return Diagnostic(f, (*state).SessionProvider())
+}
+
+type session[S ProviderState] struct {
 	state S
 	last  uint64
 	fn    MapFunc[S]
@@ -95,6 +113,10 @@ type snapshot[S any] struct {
 func (s *session[S]) Map(f Frame) ([]canonical.Event, error) {
 	if f.Ordinal <= s.last {
 		return nil, fmt.Errorf("map frame %d of session %q: already mapped up to %d", f.Ordinal, f.SessionKey, s.last)
+	}
+	if events, ok := MapDiagnostic(&s.state, f); ok {
+		s.last = f.Ordinal
+		return events, nil
 	}
 	next, events, err := s.fn(s.state, f)
 	if err != nil {

@@ -22,6 +22,9 @@ const diagnosticSource = "agentwire.diagnostic"
 // them compact with "agentwire" first, and no agent's frame starts so.
 var diagnosticPrefix = []byte(`{"agentwire":`)
 
+// IsDiagnostic says whether f is a frame ingest added (Diagnostic).
+func IsDiagnostic(f Frame) bool { return bytes.HasPrefix(f.Bytes, diagnosticPrefix) }
+
 // DiagnosticRules document the diagnostic frames in every dialect's
 // mapping table.
 var DiagnosticRules = Rules{
@@ -41,10 +44,11 @@ const maxDiagnosticMessage = 1000
 // exec`, `ingest proxy`; see package ingest): the model the agent's
 // command line names, a line the agent wrote on standard error, or its
 // exit status. ok is false for any other frame,
-// which the adapter maps. Adapters call it first, so that these frames
-// read the same in every dialect and leave the adapter's state alone.
+// which the adapter maps. The sessions call it before the adapter
+// (MapDiagnostic), so that these frames read the same in every dialect and
+// leave the adapter's state alone.
 func Diagnostic(f Frame, p canonical.Provider) (evs []canonical.Event, ok bool) {
-	if !bytes.HasPrefix(f.Bytes, diagnosticPrefix) {
+	if !IsDiagnostic(f) {
 		return nil, false
 	}
 	var d struct {

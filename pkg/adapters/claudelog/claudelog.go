@@ -180,9 +180,6 @@ var terminalStops = map[string]bool{"end_turn": true, "stop_sequence": true, "ma
 // updated in place, not copied on every line, so the state passed in is
 // the returned state's and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
-		return st, evs, nil
-	}
 	l, info, ok := scanLine(f.Bytes)
 	var err error
 	if !ok {
@@ -659,3 +656,6 @@ func firstNonEmpty(s ...string) string {
 	}
 	return ""
 }
+
+// SessionProvider implements adapter.ProviderState.
+func (st State) SessionProvider() canonical.Provider { return st.Provider }

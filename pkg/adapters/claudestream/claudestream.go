@@ -177,9 +177,6 @@ func (fr frame) header() header {
 // copied on every frame, so the state passed in is the returned state's
 // and must not be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
-		return st, evs, nil
-	}
 	check := jsonscan.Check(f.Bytes)
 	msg, dir, fr, scanned := scanFrame(f, check)
 	var err error
@@ -493,3 +490,6 @@ func epoch(s *float64) *time.Time {
 	t := time.Unix(int64(*s), 0).UTC()
 	return &t
 }
+
+// SessionProvider implements adapter.ProviderState.
+func (st State) SessionProvider() canonical.Provider { return st.Provider }

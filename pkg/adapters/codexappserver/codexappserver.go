@@ -256,9 +256,6 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 
 // step maps one frame by updating st.
 func step(st *State, f adapter.Frame) []canonical.Event {
-	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
-		return evs
-	}
 	m, dir, ok := decode(f)
 	if !ok {
 		return adapter.Undecodable(f, st.Provider, MappingVersion, sourceNotification, fmt.Errorf("not a JSON-RPC message or tap line"))
@@ -1437,3 +1434,6 @@ func nonEmptyList(s string) []string {
 	}
 	return []string{s}
 }
+
+// SessionProvider implements adapter.ProviderState.
+func (st State) SessionProvider() canonical.Provider { return st.Provider }

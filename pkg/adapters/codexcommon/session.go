@@ -18,11 +18,11 @@ type StepFunc[S any] func(state *S, f adapter.Frame) []canonical.Event
 // NewSession is adapter.NewSession for a core that updates its state in
 // place and never fails: same ordinal check, same snapshot document
 // ({"lastOrdinal","state"}), so snapshots of either restore into the other.
-func NewSession[S any](initial S, step StepFunc[S]) adapter.Session {
+func NewSession[S adapter.ProviderState](initial S, step StepFunc[S]) adapter.Session {
 	return &session[S]{state: initial, step: step}
 }
 
-type session[S any] struct {
+type session[S adapter.ProviderState] struct {
 	state S
 	last  uint64
 	step  StepFunc[S]
@@ -37,7 +37,10 @@ func (s *session[S]) Map(f adapter.Frame) ([]canonical.Event, error) {
 	if f.Ordinal <= s.last {
 		return nil, fmt.Errorf("map frame %d of session %q: already mapped up to %d", f.Ordinal, f.SessionKey, s.last)
 	}
-	events := s.step(&s.state, f)
+	events, ok := adapter.MapDiagnostic(&s.state, f)
+	if !ok {
+		events = s.step(&s.state, f)
+	}
 	s.last = f.Ordinal
 	return events, nil
 }

@@ -109,9 +109,6 @@ type item struct {
 
 // Map maps one frame; it is the adapter's pure core.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
-		return st, evs, nil
-	}
 	var ev event
 	if err := jsonscan.Unmarshal(f.Bytes, &ev); err != nil || ev.Type == "" {
 		if err == nil {
@@ -333,3 +330,6 @@ func nonEmpty(s, fallback string) string {
 	}
 	return s
 }
+
+// SessionProvider implements adapter.ProviderState.
+func (st State) SessionProvider() canonical.Provider { return st.Provider }

@@ -95,9 +95,6 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 
 // step maps one line by updating st.
 func step(st *State, f adapter.Frame) []canonical.Event {
-	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
-		return evs
-	}
 	d, err := decodeLine(f.Bytes)
 	if err != nil {
 		return adapter.Undecodable(f, st.Provider, MappingVersion, rawSource, err)

@@ -114,3 +114,6 @@ func (st State) clone() State {
 	c.UsedTurns = slices.Clone(st.UsedTurns)
 	return c
 }
+
+// SessionProvider implements adapter.ProviderState.
+func (st State) SessionProvider() canonical.Provider { return st.Provider }

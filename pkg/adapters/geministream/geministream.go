@@ -122,9 +122,6 @@ type errorObject struct {
 // every frame, so the state passed in is the returned state's and must not
 // be used again.
 func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
-	if evs, ok := adapter.Diagnostic(f, st.Provider); ok {
-		return st, evs, nil
-	}
 	ev, info, ok := scanEvent(f.Bytes)
 	var err error
 	if !ok {
@@ -598,3 +595,6 @@ func mustJSON(v any) json.RawMessage {
 	}
 	return b
 }
+
+// SessionProvider implements adapter.ProviderState.
+func (st State) SessionProvider() canonical.Provider { return st.Provider }
