@@ -60,15 +60,7 @@ bench: ## Benchmarks
 	$(ENSURE_DB); go test -run='^$$' -bench=. -benchmem ./...
 
 fuzz: ## Run every fuzz target for FUZZTIME (default 1m) each, then list those that failed
-	go test -list '^Fuzz' ./... | awk '/^Fuzz/ {names = names " " $$0} /^ok / {if (names != "") print $$2 names; names = ""}' | \
-	{ failed=""; \
-	while read -r pkg targets; do \
-		for target in $$targets; do \
-			echo "== $$pkg $$target"; \
-			go test -run='^$$' -fuzz="^$$target\$$" -fuzztime='$(FUZZTIME)' "$$pkg" || failed="$$failed $$pkg $$target;"; \
-		done; \
-	done; \
-	if [[ -n $$failed ]]; then echo "failed (each input is kept under its package's testdata/fuzz):$$failed"; exit 1; fi; }
+	scripts/fuzz '$(FUZZTIME)'
 
 db/reset: ## Stop and delete the private Postgres cluster (.cache/postgres)
 	scripts/ensure-postgres --stop
