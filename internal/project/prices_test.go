@@ -291,21 +291,26 @@ func TestExecResumedRuns(t *testing.T) {
 	e.start(project.Config{})
 	e.waitApplied("")
 
-	rows, err := e.pool.Query(ctx, `SELECT session_id, input_tokens, cached_input_tokens, output_tokens FROM usage_priced WHERE tenant_id = 'acme'`)
-	require.NoError(t, err)
-	got := map[string]canonical.TokenUsage{}
-	for rows.Next() {
-		var sid string
-		var u canonical.TokenUsage
-		require.NoError(t, rows.Scan(&sid, &u.InputTokens, &u.CachedInputTokens, &u.OutputTokens))
-		got[sid] = u
-	}
-	require.NoError(t, rows.Err())
 	// codex's counts: 1200 in, 5 out; then 2500 in (1200 cached), 13 out.
-	require.Equal(t, map[string]canonical.TokenUsage{
+	// Each run's own tokens, per session, in the usage and in the turns
+	// counted once.
+	want := map[string]canonical.TokenUsage{
 		recs[0].events[0].SessionID: {InputTokens: 1200, OutputTokens: 5},
 		recs[1].events[0].SessionID: {InputTokens: 100, CachedInputTokens: 1200, OutputTokens: 8},
-	}, got)
+	}
+	for _, view := range []string{"usage_priced", "turns_once"} {
+		rows, err := e.pool.Query(ctx, `SELECT session_id, input_tokens, cached_input_tokens, output_tokens FROM `+view+` WHERE tenant_id = 'acme'`)
+		require.NoError(t, err)
+		got := map[string]canonical.TokenUsage{}
+		for rows.Next() {
+			var sid string
+			var u canonical.TokenUsage
+			require.NoError(t, rows.Scan(&sid, &u.InputTokens, &u.CachedInputTokens, &u.OutputTokens))
+			got[sid] = u
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, want, got, view)
+	}
 	var ledger int64
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT sum(input_tokens) FROM usage_ledger WHERE tenant_id = 'acme'`).Scan(&ledger))
 	require.Equal(t, int64(2500), ledger, "the ledger keeps what the events said")
