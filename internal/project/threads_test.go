@@ -71,8 +71,11 @@ func TestThreadActivity(t *testing.T) {
 	t.Parallel()
 	const rec = "../../testdata/recordings/"
 	type activity struct {
-		Status, LastTurnState string
-		Pending               int64
+		// Status is the thread's while it is heard from, Silent once it
+		// has been silent for longer than agentwire.stalled_after (an
+		// hour by default; the recordings are days old).
+		Status, Silent, LastTurnState string
+		Pending                       int64
 		// Turns is how many turns the turn views count (turns_once).
 		Turns int64
 		// Exits are the sessions' exits, kind:code.
@@ -92,26 +95,27 @@ func TestThreadActivity(t *testing.T) {
 		want  activity
 	}{
 		{"a Claude log whose turns all ended", []part{{rec + "claude-log/two-turns.jsonl", "", ""}},
-			activity{"idle", "completed", 0, 2, "", "completed,completed", "", ""}},
+			activity{"idle", "idle", "completed", 0, 2, "", "completed,completed", "", ""}},
 		{"a Claude log cut off mid-turn, after a tool's result", []part{{rec + "claude-log/shell.jsonl", `"tool_result"`, ""}},
-			activity{"active", "in_progress", 0, 1, "", "in_progress", "", ""}},
+			activity{"active", "stalled", "in_progress", 0, 1, "", "in_progress", "", ""}},
 		// The log's turn, which the usage it reported names, is the
 		// stream's: one turn, which ended.
 		{"the same cut log beside the stream of its run, which saw the turn end",
 			[]part{{rec + "claude-log/shell.jsonl", `"tool_result"`, ""}, {rec + "claude-control/shell.jsonl", "", ""}},
-			activity{"idle", "completed", 0, 1, "", "completed", "", ""}},
+			activity{"idle", "idle", "completed", 0, 1, "", "completed", "", ""}},
+		// A thread waiting for a person's answer is not stalled.
 		{"a Codex app-server tap waiting for an approval", []part{{rec + "codex-app-server/approval-allow.jsonl", "requestApproval", ""}},
-			activity{"active", "in_progress", 1, 1, "", "in_progress", "", "pending:pending"}},
+			activity{"active", "active", "in_progress", 1, 1, "", "in_progress", "", "pending:pending"}},
 		// ingest exec or proxy reports the process's end: nothing runs,
 		// nothing waits; the turn, which never ended, reads interrupted
 		// here as in the turn views.
 		{"the same tap, whose agent was then killed", []part{{rec + "codex-app-server/approval-allow.jsonl", "requestApproval",
 			`{"agentwire":"exit","code":137,"signal":"SIGKILL"}`}},
-			activity{"idle", "interrupted", 0, 1, "error:137", "interrupted", "interrupted: the agent was killed by SIGKILL", "abandoned:abandoned"}},
+			activity{"idle", "idle", "interrupted", 0, 1, "error:137", "interrupted", "interrupted: the agent was killed by SIGKILL", "abandoned:abandoned"}},
 		{"a Codex app-server thread in error after its failed turn", []part{{rec + "codex-app-server/error-500.jsonl", "", ""}},
-			activity{"error", "failed", 0, 1, "", "failed", "failed: We’re currently experiencing high demand, which may cause temporary errors.", ""}},
+			activity{"error", "error", "failed", 0, 1, "", "failed", "failed: We’re currently experiencing high demand, which may cause temporary errors.", ""}},
 		{"a Codex rollout of two turns", []part{{rec + "codex-rollout/two-turns.jsonl", "", ""}},
-			activity{"idle", "completed", 0, 2, "", "completed,completed", "", ""}},
+			activity{"idle", "idle", "completed", 0, 2, "", "completed,completed", "", ""}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -126,13 +130,21 @@ func TestThreadActivity(t *testing.T) {
 				recs = append(recs, r)
 			}
 			e := projected(t, recs...)
-			rows, err := e.pool.Query(context.Background(), `SELECT status, coalesce(last_turn_state, ''), pending_requests,
+			ctx := context.Background()
+			var silent string
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT status FROM thread_activity`).Scan(&silent))
+			tx, err := e.pool.Begin(ctx)
+			require.NoError(t, err)
+			defer func() { _ = tx.Rollback(ctx) }()
+			_, err = tx.Exec(ctx, `SET LOCAL agentwire.stalled_after = '1000 years'`)
+			require.NoError(t, err)
+			rows, err := tx.Query(ctx, `SELECT status, $1::text, coalesce(last_turn_state, ''), pending_requests,
 				(SELECT count(*) FROM turns_once),
 				(SELECT coalesce(string_agg(exit_kind || ':' || exit_code, ','), '') FROM sessions WHERE state = 'error' OR exit_code IS NOT NULL),
 				(SELECT string_agg(state, ',' ORDER BY state) FROM turns_once),
 				(SELECT coalesce(string_agg(state || ': ' || reason, ',' ORDER BY state), '') FROM turn_failures),
 				(SELECT coalesce(string_agg(decision || ':' || outcome, ',' ORDER BY decision), '') FROM approvals)
-				FROM thread_activity`)
+				FROM thread_activity`, silent)
 			require.NoError(t, err)
 			got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[activity])
 			require.NoError(t, err)
