@@ -293,3 +293,38 @@ func checkRules(t *testing.T, a adapter.Adapter, f adapter.Frame, kinds []string
 		t.Errorf("frame %d of kind %v mapped to %s, which its rules do not list: %.300s", f.Ordinal, kinds, e.Type(), f.Bytes)
 	}
 }
+
+// Fuzz is the body of an adapter's fuzz target: two frames mapped in
+// order by one session never make it fail, and every event it returns
+// validates and round-trips through its JSON document. A frame must map
+// to at least one event unless silent says it may map to none; nil means
+// every frame must yield one. The caller adds its seeds, pairs of frames.
+func Fuzz(f *testing.F, a adapter.Adapter, dialect string, silent func(frame []byte) bool) {
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		s := a.NewSession("")
+		for i, frame := range [][]byte{first, second} {
+			evs, err := s.Map(Frames(dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) == 0 && (silent == nil || !silent(frame)) {
+				t.Fatalf("frame %q mapped to nothing", frame)
+			}
+			for _, e := range evs {
+				if err := canonical.Validate(e); err != nil {
+					t.Fatalf("invalid %s: %v", e.Type(), err)
+				}
+				doc, err := canonical.Encode(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := canonical.Decode(doc); err != nil {
+					t.Fatalf("does not round-trip: %v", err)
+				}
+			}
+		}
+	})
+}
+
+// AnyFrame lets every frame map to no event, for Fuzz.
+func AnyFrame([]byte) bool { return true }

@@ -404,30 +404,7 @@ func FuzzMap(f *testing.F) {
 	for i, l := range lines {
 		f.Add(lines[max(i-1, 0)], l)
 	}
-	f.Fuzz(func(t *testing.T, a, b []byte) {
-		s := acp.Adapter{}.NewSession("")
-		for i, frame := range [][]byte{a, b} {
-			evs, err := s.Map(adaptertest.Frames(acp.Dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(evs) == 0 && !silent(frame) {
-				t.Fatalf("frame %q mapped to nothing", frame)
-			}
-			for _, e := range evs {
-				if err := canonical.Validate(e); err != nil {
-					t.Fatalf("invalid %s: %v", e.Type(), err)
-				}
-				doc, err := canonical.Encode(e)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := canonical.Decode(doc); err != nil {
-					t.Fatalf("does not round-trip: %v", err)
-				}
-			}
-		}
-	})
+	adaptertest.Fuzz(f, acp.Adapter{}, acp.Dialect, silent)
 }
 
 func BenchmarkMap(b *testing.B) {

@@ -558,30 +558,7 @@ func FuzzMap(f *testing.F) {
 	run := []byte(`{"type":"progress","data":{"type":"hook_progress","hookEvent":"Stop","hookName":"Stop","command":"a.sh"},"toolUseID":"t","uuid":"h","sessionId":"s"}`)
 	f.Add(run, []byte(`{"type":"system","subtype":"stop_hook_summary","hookInfos":[{"command":"a.sh"}],"hookErrors":["a.sh: 1"],"toolUseID":"t","uuid":"s","sessionId":"s"}`))
 	f.Add(run, []byte(`{"type":"attachment","attachment":{"type":"hook_blocking_error","hookEvent":"Stop","toolUseID":"t","blockingError":{"blockingError":"no","command":"a.sh"}},"uuid":"a","sessionId":"s"}`))
-	f.Fuzz(func(t *testing.T, a, b []byte) {
-		s := claudelog.Adapter{}.NewSession("")
-		for i, frame := range [][]byte{a, b} {
-			evs, err := s.Map(adaptertest.Frames(claudelog.Dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(evs) == 0 {
-				t.Fatalf("frame %q mapped to nothing", frame)
-			}
-			for _, e := range evs {
-				if err := canonical.Validate(e); err != nil {
-					t.Fatalf("invalid %s: %v", e.Type(), err)
-				}
-				doc, err := canonical.Encode(e)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := canonical.Decode(doc); err != nil {
-					t.Fatalf("does not round-trip: %v", err)
-				}
-			}
-		}
-	})
+	adaptertest.Fuzz(f, claudelog.Adapter{}, claudelog.Dialect, nil)
 }
 
 func BenchmarkMap(b *testing.B) {

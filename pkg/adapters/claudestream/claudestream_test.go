@@ -550,30 +550,7 @@ func FuzzMap(f *testing.F) {
 	for i, l := range lines {
 		f.Add(l, lines[(i+1)%len(lines)])
 	}
-	f.Fuzz(func(t *testing.T, a, b []byte) {
-		s := claudestream.Adapter{}.NewSession("")
-		for i, frame := range [][]byte{a, b} {
-			evs, err := s.Map(adaptertest.Frames(claudestream.Dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(evs) == 0 && !silent(frame) {
-				t.Fatalf("frame %q mapped to nothing", frame)
-			}
-			for _, e := range evs {
-				if err := canonical.Validate(e); err != nil {
-					t.Fatalf("invalid %s: %v", e.Type(), err)
-				}
-				doc, err := canonical.Encode(e)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := canonical.Decode(doc); err != nil {
-					t.Fatalf("does not round-trip: %v", err)
-				}
-			}
-		}
-	})
+	adaptertest.Fuzz(f, claudestream.Adapter{}, claudestream.Dialect, silent)
 }
 
 func BenchmarkMap(b *testing.B) {

@@ -323,27 +323,7 @@ func FuzzMap(f *testing.F) {
 	for _, l := range adaptertest.ReadLines(f, "testdata/inventory.jsonl") {
 		f.Add(l, l)
 	}
-	f.Fuzz(func(t *testing.T, a, b []byte) {
-		s := codexappserver.Adapter{}.NewSession("")
-		for i, frame := range [][]byte{a, b} {
-			evs, err := s.Map(adaptertest.Frames(codexappserver.Dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range evs {
-				if err := canonical.Validate(e); err != nil {
-					t.Fatalf("invalid %s: %v", e.Type(), err)
-				}
-				doc, err := canonical.Encode(e)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := canonical.Decode(doc); err != nil {
-					t.Fatalf("does not round-trip: %v", err)
-				}
-			}
-		}
-	})
+	adaptertest.Fuzz(f, codexappserver.Adapter{}, codexappserver.Dialect, adaptertest.AnyFrame)
 }
 
 func BenchmarkMap(b *testing.B) {

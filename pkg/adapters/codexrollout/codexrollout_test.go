@@ -459,27 +459,7 @@ func FuzzMap(f *testing.F) {
 	// A turn an error line fails, ended by a line that carries an error too.
 	f.Add([]byte(ln("event_msg", `{"type":"error","message":"x","codex_error_info":"bad_request"}`)),
 		[]byte(ln("event_msg", `{"type":"task_complete","turn_id":"tu","error":{"message":"y","codex_error_info":{"response_stream_disconnected":{}}}}`)))
-	f.Fuzz(func(t *testing.T, a, b []byte) {
-		s := codexrollout.Adapter{}.NewSession("")
-		for i, frame := range [][]byte{a, b} {
-			evs, err := s.Map(adaptertest.Frames(codexrollout.Dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range evs {
-				if err := canonical.Validate(e); err != nil {
-					t.Fatalf("invalid %s: %v", e.Type(), err)
-				}
-				doc, err := canonical.Encode(e)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := canonical.Decode(doc); err != nil {
-					t.Fatalf("does not round-trip: %v", err)
-				}
-			}
-		}
-	})
+	adaptertest.Fuzz(f, codexrollout.Adapter{}, codexrollout.Dialect, adaptertest.AnyFrame)
 }
 
 func BenchmarkMap(b *testing.B) {
