@@ -3,11 +3,10 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 )
 
@@ -100,28 +99,7 @@ func checkScan(t *testing.T, line []byte) {
 
 func TestScanAgreesWithDecoding(t *testing.T) {
 	t.Parallel()
-	var files []string
-	for _, g := range []string{"testdata/*.jsonl", "../../../testdata/recordings/acp-*/*.jsonl", "../../../../shared/corpus/acp/*.jsonl"} {
-		m, _ := filepath.Glob(g)
-		files = append(files, m...)
-	}
-	n := 0
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for line := range bytes.SplitSeq(b, []byte("\n")) {
-			checkScan(t, line)
-			n++
-		}
-	}
-	for _, s := range scanCases {
-		checkScan(t, []byte(s))
-	}
-	if n == 0 {
-		t.Fatal("no frames")
-	}
+	adaptertest.EachLine(t, []string{"testdata/*.jsonl", "../../../testdata/recordings/acp-*/*.jsonl", "../../../../shared/corpus/acp/*.jsonl"}, scanCases, checkScan)
 }
 
 var scanCases = []string{

@@ -3,11 +3,10 @@ package claudestream
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/internal/jsonscan"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 )
@@ -89,28 +88,7 @@ func slowBlocks(m Message) ([]Block, []json.RawMessage, error) {
 
 func TestScanAgreesWithDecoding(t *testing.T) {
 	t.Parallel()
-	var files []string
-	for _, g := range []string{"testdata/*.jsonl", "../../../testdata/recordings/claude-*/*.jsonl", "../../../../shared/corpus/claude-stream/*.jsonl"} {
-		m, _ := filepath.Glob(g)
-		files = append(files, m...)
-	}
-	n := 0
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for line := range bytes.SplitSeq(b, []byte("\n")) {
-			checkScan(t, line)
-			n++
-		}
-	}
-	for _, s := range scanCases {
-		checkScan(t, []byte(s))
-	}
-	if n == 0 {
-		t.Fatal("no frames")
-	}
+	adaptertest.EachLine(t, []string{"testdata/*.jsonl", "../../../testdata/recordings/claude-*/*.jsonl", "../../../../shared/corpus/claude-stream/*.jsonl"}, scanCases, checkScan)
 }
 
 var scanCases = []string{

@@ -1,12 +1,11 @@
 package geministream
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/agentwire/agentwire/internal/adaptertest"
 )
 
 // checkScan asserts that scanEvent reads a frame as encoding/json does,
@@ -25,28 +24,7 @@ func checkScan(t *testing.T, b []byte) {
 
 func TestScanAgreesWithDecoding(t *testing.T) {
 	t.Parallel()
-	var files []string
-	for _, g := range []string{"testdata/*.jsonl", "../../../testdata/recordings/gemini-stream/*.jsonl", "../../../../shared/corpus/gemini*/*.jsonl"} {
-		m, _ := filepath.Glob(g)
-		files = append(files, m...)
-	}
-	n := 0
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for l := range bytes.SplitSeq(b, []byte("\n")) {
-			checkScan(t, l)
-			n++
-		}
-	}
-	for _, s := range scanCases {
-		checkScan(t, []byte(s))
-	}
-	if n == 0 {
-		t.Fatal("no frames")
-	}
+	adaptertest.EachLine(t, []string{"testdata/*.jsonl", "../../../testdata/recordings/gemini-stream/*.jsonl", "../../../../shared/corpus/gemini*/*.jsonl"}, scanCases, checkScan)
 }
 
 var scanCases = []string{
