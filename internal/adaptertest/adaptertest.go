@@ -328,3 +328,32 @@ func Fuzz(f *testing.F, a adapter.Adapter, dialect string, silent func(frame []b
 
 // AnyFrame lets every frame map to no event, for Fuzz.
 func AnyFrame([]byte) bool { return true }
+
+// MapLines maps lines through one session of a, as the frames of one
+// input (Frames, session key "t"), and returns their events in order.
+func MapLines(tb testing.TB, a adapter.Adapter, lines ...string) []canonical.Event {
+	tb.Helper()
+	raw := make([][]byte, len(lines))
+	for i, l := range lines {
+		raw[i] = []byte(l)
+	}
+	return Flat(MapAll(tb, a, Frames(a.Dialect(), "t", raw)))
+}
+
+// Flat is the events of every frame, in order.
+func Flat(perFrame [][]canonical.Event) []canonical.Event {
+	var out []canonical.Event
+	for _, evs := range perFrame {
+		out = append(out, evs...)
+	}
+	return out
+}
+
+// Kinds are the events' types, in order.
+func Kinds(evs []canonical.Event) []canonical.Kind {
+	out := make([]canonical.Kind, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type()
+	}
+	return out
+}

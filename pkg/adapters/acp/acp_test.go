@@ -96,14 +96,6 @@ func mapLines(t *testing.T, provider canonical.Provider, lines ...string) []cano
 	return out
 }
 
-func types(evs []canonical.Event) []canonical.Kind {
-	out := make([]canonical.Kind, len(evs))
-	for i, e := range evs {
-		out[i] = e.Type()
-	}
-	return out
-}
-
 func client(msg string) string { return `{"dir":"client","msg":` + msg + `}` }
 func agent(msg string) string  { return `{"dir":"agent","msg":` + msg + `}` }
 
@@ -362,7 +354,7 @@ func TestMap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			evs := mapLines(t, tt.provider, tt.given...)
-			require.Equal(t, tt.expected, types(evs))
+			require.Equal(t, tt.expected, adaptertest.Kinds(evs))
 			for _, e := range evs {
 				require.NoError(t, canonical.Validate(e))
 			}

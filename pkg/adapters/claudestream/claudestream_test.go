@@ -85,23 +85,7 @@ func TestConformance(t *testing.T) {
 
 func mapLines(t *testing.T, lines ...string) []canonical.Event {
 	t.Helper()
-	raw := make([][]byte, len(lines))
-	for i, l := range lines {
-		raw[i] = []byte(l)
-	}
-	var out []canonical.Event
-	for _, evs := range adaptertest.MapAll(t, claudestream.Adapter{}, adaptertest.Frames(claudestream.Dialect, "t", raw)) {
-		out = append(out, evs...)
-	}
-	return out
-}
-
-func types(evs []canonical.Event) []canonical.Kind {
-	out := make([]canonical.Kind, len(evs))
-	for i, e := range evs {
-		out[i] = e.Type()
-	}
-	return out
+	return adaptertest.MapLines(t, claudestream.Adapter{}, lines...)
 }
 
 func ofType[P canonical.Payload](evs []canonical.Event) []P {
@@ -531,7 +515,7 @@ func TestMap(t *testing.T) {
 			t.Parallel()
 			evs := mapLines(t, tt.given...)
 			if tt.expected != nil {
-				require.Equal(t, tt.expected, types(evs))
+				require.Equal(t, tt.expected, adaptertest.Kinds(evs))
 			}
 			for _, e := range evs {
 				require.NoError(t, canonical.Validate(e))

@@ -51,7 +51,7 @@ func TestConformance(t *testing.T) {
 func TestNoWarnings(t *testing.T) {
 	t.Parallel()
 	for _, in := range adaptertest.Inputs(t, recordings, false) {
-		for _, e := range flatten(adaptertest.MapAll(t, codexappserver.Adapter{}, adaptertest.Frames(codexappserver.Dialect, in.Name, in.Frames))) {
+		for _, e := range adaptertest.Flat(adaptertest.MapAll(t, codexappserver.Adapter{}, adaptertest.Frames(codexappserver.Dialect, in.Name, in.Frames))) {
 			if w, ok := e.Payload.(*canonical.RuntimeWarning); ok && !strings.HasPrefix(w.Message, "Reconnecting") {
 				t.Errorf("%s: runtime.warning %q", in.Name, w.Message)
 			}
@@ -59,29 +59,9 @@ func TestNoWarnings(t *testing.T) {
 	}
 }
 
-func flatten(per [][]canonical.Event) []canonical.Event {
-	var out []canonical.Event
-	for _, evs := range per {
-		out = append(out, evs...)
-	}
-	return out
-}
-
 func mapLines(t *testing.T, lines ...string) []canonical.Event {
 	t.Helper()
-	raw := make([][]byte, len(lines))
-	for i, l := range lines {
-		raw[i] = []byte(l)
-	}
-	return flatten(adaptertest.MapAll(t, codexappserver.Adapter{}, adaptertest.Frames(codexappserver.Dialect, "t", raw)))
-}
-
-func types(evs []canonical.Event) []canonical.Kind {
-	out := make([]canonical.Kind, len(evs))
-	for i, e := range evs {
-		out[i] = e.Type()
-	}
-	return out
+	return adaptertest.MapLines(t, codexappserver.Adapter{}, lines...)
 }
 
 const (
@@ -306,7 +286,7 @@ func TestMap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			evs := mapLines(t, tt.given...)
-			require.Equal(t, tt.expected, types(evs))
+			require.Equal(t, tt.expected, adaptertest.Kinds(evs))
 			for _, e := range evs {
 				require.NoError(t, canonical.Validate(e))
 			}

@@ -57,23 +57,7 @@ func TestConformance(t *testing.T) {
 
 func mapLines(t *testing.T, lines ...string) []canonical.Event {
 	t.Helper()
-	raw := make([][]byte, len(lines))
-	for i, l := range lines {
-		raw[i] = []byte(l)
-	}
-	var out []canonical.Event
-	for _, evs := range adaptertest.MapAll(t, geministream.Adapter{}, adaptertest.Frames(geministream.Dialect, "t", raw)) {
-		out = append(out, evs...)
-	}
-	return out
-}
-
-func types(evs []canonical.Event) []canonical.Kind {
-	out := make([]canonical.Kind, len(evs))
-	for i, e := range evs {
-		out[i] = e.Type()
-	}
-	return out
+	return adaptertest.MapLines(t, geministream.Adapter{}, lines...)
 }
 
 const (
@@ -212,7 +196,7 @@ func TestMap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			evs := mapLines(t, tt.given...)
-			require.Equal(t, tt.expected, types(evs))
+			require.Equal(t, tt.expected, adaptertest.Kinds(evs))
 			for _, e := range evs {
 				require.NoError(t, canonical.Validate(e))
 				require.Equal(t, canonical.ProviderGemini, e.Provider)
