@@ -3,11 +3,13 @@ package project_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -151,4 +153,36 @@ func TestThreadActivity(t *testing.T) {
 			require.Equal(t, []activity{tt.want}, got, "one thread, doing this")
 		})
 	}
+}
+
+// TestStalledAfterSetting: agentwire.stalled_after moves the line between
+// active and stalled, and a value that is no interval is an error that
+// names it, not a silent default.
+func TestStalledAfterSetting(t *testing.T) {
+	t.Parallel()
+	e := projected(t, through(t, "acme", "../../testdata/recordings/claude-log/shell.jsonl", `"tool_result"`, ""))
+	ctx := context.Background()
+	var silentFor time.Duration
+	require.NoError(t, e.pool.QueryRow(ctx, `SELECT (extract(epoch FROM now() - updated_at) * 1e9)::bigint FROM thread_activity`).Scan(&silentFor))
+	status := func(setting string) (string, error) {
+		tx, err := e.pool.Begin(ctx)
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(ctx) }()
+		_, err = tx.Exec(ctx, `SELECT set_config('agentwire.stalled_after', $1, true)`, setting)
+		require.NoError(t, err)
+		var s string
+		err = tx.QueryRow(ctx, `SELECT status FROM thread_activity`).Scan(&s)
+		return s, err
+	}
+	for setting, want := range map[string]string{
+		"": "stalled", // the default, an hour
+		fmt.Sprintf("%d seconds", int64((silentFor + time.Hour).Seconds())): "active",
+		fmt.Sprintf("%d seconds", int64((silentFor - time.Hour).Seconds())): "stalled",
+	} {
+		got, err := status(setting)
+		require.NoError(t, err, setting)
+		require.Equal(t, want, got, "agentwire.stalled_after = %q", setting)
+	}
+	_, err := status("soon")
+	require.ErrorContains(t, err, `invalid input syntax for type interval: "soon"`)
 }
