@@ -10,6 +10,9 @@
 -- exec run carried into reads as before. exec_runs is joined before the
 -- sort DISTINCT ON needs: joined after it, the plan sorted every turn a
 -- second time (a fifth more time on 200k turns; joined before, alike).
+-- Whether a rollout or app-server session describes the thread is asked
+-- as a NOT EXISTS the planner can hash, not through
+-- exec_run_of_recorded_thread (see 033).
 CREATE OR REPLACE VIEW turns_once WITH (security_invoker = true) AS
 SELECT DISTINCT ON (r.tenant_id, turn_key(r.tenant_id, r.thread_id, r.provider_turn_id, r.turn_id))
        r.tenant_id, r.turn_id, r.session_id, r.thread_id, r.provider, r.state, r.model, r.effort,
@@ -30,6 +33,9 @@ FROM turns_read r
 LEFT JOIN sessions s ON s.tenant_id = r.tenant_id AND s.session_id = r.session_id
 LEFT JOIN exec_runs k ON k.tenant_id = r.tenant_id AND k.thread_id = r.thread_id AND k.session_id = r.session_id
     AND k.first_turn = r.turn_id AND k.carried_total < k.first_total
-WHERE s.dialect IS DISTINCT FROM 'codex-exec' OR NOT exec_run_of_recorded_thread(r.tenant_id, r.session_id, r.thread_id)
+WHERE s.dialect IS DISTINCT FROM 'codex-exec' OR r.thread_id IS NULL
+       OR NOT EXISTS (SELECT FROM turns o JOIN sessions os ON os.tenant_id = o.tenant_id AND os.session_id = o.session_id
+                      WHERE o.tenant_id = r.tenant_id AND o.thread_id = r.thread_id
+                        AND os.dialect IN ('codex-rollout', 'codex-app-server'))
 ORDER BY r.tenant_id, turn_key(r.tenant_id, r.thread_id, r.provider_turn_id, r.turn_id),
     r.state IN ('failed', 'aborted', 'interrupted', 'cancelled') DESC, r.state = 'in_progress', r.session_id;

@@ -1,43 +1,17 @@
 -- The views that leave out a codex exec run's rows when a rollout or
--- app-server session describes its thread (030, 031) asked
+-- app-server session describes its thread (030) asked
 -- exec_run_of_recorded_thread for every codex-exec row. A SQL function
 -- with a sub-select is never inlined, so each row paid a function call
 -- and its two lookups: with 200k codex-exec ledger rows (threads of three
 -- turns, as CI runs of codex exec make), usage_priced took 3.7 s where the
--- same rows of rollout sessions took 0.3 s, and turns_once 4.4 s.
+-- same rows of rollout sessions took 0.3 s, and turns_once 4.4 s (031
+-- writes turns_once so already).
 --
 -- The same test, written in the views as NOT EXISTS, is one the planner
 -- can hash: it reads the recorded threads once per query, and only when a
 -- codex-exec row asks (OR evaluates its arms in order), so a database
 -- without codex exec rows pays nothing. Same rows and columns; the
 -- function stays, for ad-hoc queries.
-
-CREATE OR REPLACE VIEW turns_once WITH (security_invoker = true) AS
-SELECT DISTINCT ON (r.tenant_id, turn_key(r.tenant_id, r.thread_id, r.provider_turn_id, r.turn_id))
-       r.tenant_id, r.turn_id, r.session_id, r.thread_id, r.provider, r.state, r.model, r.effort,
-       r.started_at, r.ended_at, r.stop_reason, r.error_message, r.error_class,
-       CASE WHEN k.session_id IS NULL THEN r.input_tokens
-            ELSE greatest(r.input_tokens - k.carried_input_tokens, 0) END AS input_tokens,
-       CASE WHEN k.session_id IS NULL THEN r.cached_input_tokens
-            ELSE greatest(r.cached_input_tokens - k.carried_cached_input_tokens, 0) END AS cached_input_tokens,
-       CASE WHEN k.session_id IS NULL THEN r.cache_write_input_tokens
-            ELSE greatest(r.cache_write_input_tokens - k.carried_cache_write_input_tokens, 0) END AS cache_write_input_tokens,
-       CASE WHEN k.session_id IS NULL THEN r.output_tokens
-            ELSE greatest(r.output_tokens - k.carried_output_tokens, 0) END AS output_tokens,
-       CASE WHEN k.session_id IS NULL THEN r.reasoning_output_tokens
-            ELSE greatest(r.reasoning_output_tokens - k.carried_reasoning_output_tokens, 0) END AS reasoning_output_tokens,
-       r.cost_usd, r.duration_ms, r.plan, r.plan_explanation, r.diff, r.updated_at,
-       r.session_columns, r.provider_turn_id, r.started_at_ingested, r.ended_at_ingested
-FROM turns_read r
-LEFT JOIN sessions s ON s.tenant_id = r.tenant_id AND s.session_id = r.session_id
-LEFT JOIN exec_runs k ON k.tenant_id = r.tenant_id AND k.thread_id = r.thread_id AND k.session_id = r.session_id
-    AND k.first_turn = r.turn_id AND k.carried_total < k.first_total
-WHERE s.dialect IS DISTINCT FROM 'codex-exec' OR r.thread_id IS NULL
-       OR NOT EXISTS (SELECT FROM turns o JOIN sessions os ON os.tenant_id = o.tenant_id AND os.session_id = o.session_id
-                      WHERE o.tenant_id = r.tenant_id AND o.thread_id = r.thread_id
-                        AND os.dialect IN ('codex-rollout', 'codex-app-server'))
-ORDER BY r.tenant_id, turn_key(r.tenant_id, r.thread_id, r.provider_turn_id, r.turn_id),
-    r.state IN ('failed', 'aborted', 'interrupted', 'cancelled') DESC, r.state = 'in_progress', r.session_id;
 
 CREATE OR REPLACE VIEW tool_calls_by_tool WITH (security_invoker = true) AS
 SELECT i.tenant_id, i.provider, coalesce(i.tool_name, i.item_type) AS tool,
