@@ -151,6 +151,9 @@ func TestThreadActivity(t *testing.T) {
 			got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[activity])
 			require.NoError(t, err)
 			require.Equal(t, []activity{tt.want}, got, "one thread, doing this")
+			var inProgress int
+			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FROM threads_in_progress`).Scan(&inProgress))
+			require.Equal(t, tt.want.Status == "active" || tt.want.Status == "stalled", inProgress == 1, "threads_in_progress holds the active and stalled threads")
 		})
 	}
 }
