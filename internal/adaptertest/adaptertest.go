@@ -299,11 +299,11 @@ func checkRules(t *testing.T, a adapter.Adapter, f adapter.Frame, kinds []string
 // validates and round-trips through its JSON document. A frame must map
 // to at least one event unless silent says it may map to none; nil means
 // every frame must yield one. The caller adds its seeds, pairs of frames.
-func Fuzz(f *testing.F, a adapter.Adapter, dialect string, silent func(frame []byte) bool) {
+func Fuzz(f *testing.F, a adapter.Adapter, silent func(frame []byte) bool) {
 	f.Fuzz(func(t *testing.T, first, second []byte) {
 		s := a.NewSession("")
 		for i, frame := range [][]byte{first, second} {
-			evs, err := s.Map(Frames(dialect, "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
+			evs, err := s.Map(Frames(a.Dialect(), "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
 			if err != nil {
 				t.Fatal(err)
 			}

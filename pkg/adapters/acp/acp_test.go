@@ -396,7 +396,7 @@ func FuzzMap(f *testing.F) {
 	for i, l := range lines {
 		f.Add(lines[max(i-1, 0)], l)
 	}
-	adaptertest.Fuzz(f, acp.Adapter{}, acp.Dialect, silent)
+	adaptertest.Fuzz(f, acp.Adapter{}, silent)
 }
 
 func BenchmarkMap(b *testing.B) {

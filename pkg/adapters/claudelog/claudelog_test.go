@@ -558,7 +558,7 @@ func FuzzMap(f *testing.F) {
 	run := []byte(`{"type":"progress","data":{"type":"hook_progress","hookEvent":"Stop","hookName":"Stop","command":"a.sh"},"toolUseID":"t","uuid":"h","sessionId":"s"}`)
 	f.Add(run, []byte(`{"type":"system","subtype":"stop_hook_summary","hookInfos":[{"command":"a.sh"}],"hookErrors":["a.sh: 1"],"toolUseID":"t","uuid":"s","sessionId":"s"}`))
 	f.Add(run, []byte(`{"type":"attachment","attachment":{"type":"hook_blocking_error","hookEvent":"Stop","toolUseID":"t","blockingError":{"blockingError":"no","command":"a.sh"}},"uuid":"a","sessionId":"s"}`))
-	adaptertest.Fuzz(f, claudelog.Adapter{}, claudelog.Dialect, nil)
+	adaptertest.Fuzz(f, claudelog.Adapter{}, nil)
 }
 
 func BenchmarkMap(b *testing.B) {

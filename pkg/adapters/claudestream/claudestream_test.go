@@ -534,7 +534,7 @@ func FuzzMap(f *testing.F) {
 	for i, l := range lines {
 		f.Add(l, lines[(i+1)%len(lines)])
 	}
-	adaptertest.Fuzz(f, claudestream.Adapter{}, claudestream.Dialect, silent)
+	adaptertest.Fuzz(f, claudestream.Adapter{}, silent)
 }
 
 func BenchmarkMap(b *testing.B) {

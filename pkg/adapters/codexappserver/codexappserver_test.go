@@ -303,7 +303,7 @@ func FuzzMap(f *testing.F) {
 	for _, l := range adaptertest.ReadLines(f, "testdata/inventory.jsonl") {
 		f.Add(l, l)
 	}
-	adaptertest.Fuzz(f, codexappserver.Adapter{}, codexappserver.Dialect, adaptertest.AnyFrame)
+	adaptertest.Fuzz(f, codexappserver.Adapter{}, adaptertest.AnyFrame)
 }
 
 func BenchmarkMap(b *testing.B) {

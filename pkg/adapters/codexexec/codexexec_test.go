@@ -188,7 +188,7 @@ func FuzzMap(f *testing.F) {
 	for _, l := range adaptertest.ReadLines(f, "testdata/inventory.jsonl") {
 		f.Add(l, l)
 	}
-	adaptertest.Fuzz(f, codexexec.Adapter{}, codexexec.Dialect, nil)
+	adaptertest.Fuzz(f, codexexec.Adapter{}, nil)
 }
 
 func BenchmarkMap(b *testing.B) {

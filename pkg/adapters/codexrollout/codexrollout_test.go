@@ -439,7 +439,7 @@ func FuzzMap(f *testing.F) {
 	// A turn an error line fails, ended by a line that carries an error too.
 	f.Add([]byte(ln("event_msg", `{"type":"error","message":"x","codex_error_info":"bad_request"}`)),
 		[]byte(ln("event_msg", `{"type":"task_complete","turn_id":"tu","error":{"message":"y","codex_error_info":{"response_stream_disconnected":{}}}}`)))
-	adaptertest.Fuzz(f, codexrollout.Adapter{}, codexrollout.Dialect, adaptertest.AnyFrame)
+	adaptertest.Fuzz(f, codexrollout.Adapter{}, adaptertest.AnyFrame)
 }
 
 func BenchmarkMap(b *testing.B) {

@@ -214,7 +214,7 @@ func FuzzMap(f *testing.F) {
 	for _, l := range adaptertest.ReadLines(f, "testdata/inventory.jsonl") {
 		f.Add(l, l)
 	}
-	adaptertest.Fuzz(f, geministream.Adapter{}, geministream.Dialect, nil)
+	adaptertest.Fuzz(f, geministream.Adapter{}, nil)
 }
 
 func BenchmarkMap(b *testing.B) {
