@@ -305,7 +305,7 @@ func TestRLS(t *testing.T) {
 	relations := append([]string{"events"}, projectionTables...)
 	relations = append(relations, "item_texts", "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
 		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version", "usage_priced", "unpriced_models", "hook_runs", "thread_activity", "turns_read", "exec_runs",
-		"threads_in_progress")
+		"threads_in_progress", "codex_recorded_turns", "usage_counted")
 	asAnalyst := func(tenant string, f func(tx pgx.Tx)) {
 		tx, err := e.pool.Begin(ctx)
 		require.NoError(t, err)
@@ -323,7 +323,7 @@ func TestRLS(t *testing.T) {
 			var mine, others int
 			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE tenant_id = 'acme'), count(*) FILTER (WHERE tenant_id <> 'acme') FROM `+r).Scan(&mine, &others), r)
 			require.Zero(t, others, r)
-			if r != "tasks" && r != "rate_limit_observations" && r != "threads" && r != "thread_activity" && r != "turn_failures" && r != "unpriced_models" && r != "exec_runs" && r != "threads_in_progress" {
+			if r != "tasks" && r != "rate_limit_observations" && r != "threads" && r != "thread_activity" && r != "turn_failures" && r != "unpriced_models" && r != "exec_runs" && r != "threads_in_progress" && r != "codex_recorded_turns" {
 				require.Positive(t, mine, r)
 			}
 		}
