@@ -15,7 +15,7 @@ import (
 const Dialect = "codex-exec"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-exec/7"
+const MappingVersion = "codex-exec/8"
 
 const rawSource = "codex.sdk.thread-event"
 
@@ -134,7 +134,10 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		if ev.ThreadID != st.Thread {
 			st.Total, st.Reported = canonical.TokenUsage{}, canonical.TokenUsage{}
 		}
-		st.Thread, st.Started = ev.ThreadID, nil
+		// A run starts: a turn the run before left open was cut with it,
+		// and ends nowhere; this run's items are not its.
+		st.Thread, st.Turn, st.Started = ev.ThreadID, "", nil
+		env.TurnID = ""
 		env.ThreadID = ids.Native(canonical.EntityThread, ev.ThreadID)
 		env.ProviderRefs.ProviderThreadID = ev.ThreadID
 		em.Emit(env, &canonical.ThreadStarted{ProviderThreadID: ev.ThreadID})
@@ -215,6 +218,15 @@ func closeTurn(em *adapter.Emitter, st *State, env canonical.Event, p *canonical
 }
 
 func mapItem(em *adapter.Emitter, st *State, env canonical.Event, kind string, it item, data json.RawMessage) {
+	if st.Turn == "" {
+		// Exec reports items only inside a turn: one seen outside any is
+		// from a log that starts mid-turn. Its turn starts here, so the
+		// turn.completed ahead ends the turn that holds its items, and its
+		// duration runs from its first item seen instead of being none.
+		st.Turn = em.IDs().Derived(canonical.EntityTurn, em.Frame().Ordinal, 0)
+		env.TurnID = st.Turn
+		em.Emit(env, &canonical.TurnStarted{})
+	}
 	env.ItemID = em.IDs().Native(canonical.EntityItem, st.Thread, st.Turn, it.ID)
 	env.ProviderRefs.ProviderItemID = it.ID
 	// One item type table for the three Codex dialects.

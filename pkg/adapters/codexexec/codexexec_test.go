@@ -120,14 +120,41 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
-			name:     "the same item id in two threads is two items",
-			given:    []string{`{"type":"thread.started","thread_id":"a"}`, `{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"x"}}`, `{"type":"thread.started","thread_id":"b"}`, `{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"y"}}`},
-			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindThreadStarted, canonical.KindItemStarted, canonical.KindItemCompleted},
+			name: "the same item id in two threads is two items, in two turns",
+			given: []string{`{"type":"thread.started","thread_id":"a"}`, `{"type":"turn.started"}`, `{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"x"}}`,
+				`{"type":"thread.started","thread_id":"b"}`, `{"type":"item.completed","item":{"id":"item_0","type":"reasoning","text":"y"}}`},
+			expected: []canonical.Kind{canonical.KindThreadStarted, canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted,
+				canonical.KindThreadStarted, canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
-				require.NotEqual(t, evs[2].ItemID, evs[5].ItemID)
-				require.NotEqual(t, evs[2].ThreadID, evs[5].ThreadID)
-				require.Equal(t, "item_0", evs[2].ProviderRefs.ProviderItemID)
+				require.NotEqual(t, evs[3].ItemID, evs[7].ItemID)
+				require.NotEqual(t, evs[3].ThreadID, evs[7].ThreadID)
+				require.Equal(t, "item_0", evs[3].ProviderRefs.ProviderItemID)
+				require.Equal(t, evs[1].TurnID, evs[3].TurnID)
+				require.NotEqual(t, evs[1].TurnID, evs[7].TurnID, "a run's items are not in the turn the run before left open")
+				require.Equal(t, evs[5].TurnID, evs[7].TurnID)
+			},
+		},
+		{
+			// A log read from the middle of a run (a file cut, a capture
+			// started late): its items are in the turn its turn.completed
+			// ends, which starts with the first of them.
+			name: "a log that starts mid-turn: the first item opens the turn the completion ends",
+			given: []string{`{"type":"item.completed","item":{"id":"item_3","type":"command_execution","command":"ls","exit_code":0,"status":"completed"}}`,
+				`{"type":"item.completed","item":{"id":"item_4","type":"agent_message","text":"done"}}`,
+				`{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":2}}`,
+				`{"type":"thread.started","thread_id":"a"}`, `{"type":"turn.started"}`},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindItemStarted, canonical.KindItemCompleted,
+				canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated, canonical.KindThreadStarted, canonical.KindTurnStarted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				turn := evs[0].TurnID
+				require.NotEmpty(t, turn)
+				for _, i := range []int{1, 2, 3, 4, 5} {
+					require.Equal(t, turn, evs[i].TurnID, "event %d (%s)", i, evs[i].Type())
+				}
+				require.Equal(t, canonical.TurnStateCompleted, evs[5].Payload.(*canonical.TurnCompleted).State)
+				require.NotEqual(t, turn, evs[8].TurnID, "the next run's turn is another")
 			},
 		},
 		{

@@ -3,7 +3,12 @@
 //
 // Ids: the thread id is the only provider id; items are "item_N" within a
 // run, so item ids are scoped by thread and turn. Turns have no id: each
-// turn.started derives one from its frame. The session is the ingest session.
+// turn.started derives one from its frame. A log that starts mid-turn has
+// items before any turn.started: the first of them opens the turn (an id
+// from its frame) that the turn.completed ahead ends, so every item is in
+// a turn. thread.started begins a run: a turn the run before left open
+// stays open, and the new run's items are not in it. The session is the
+// ingest session.
 //
 // Usage: turn.completed carries the thread's running total (OpenAI
 // convention: input includes cached), not the turn's: exec reports
@@ -30,7 +35,7 @@ package codexexec
 
 // Intro is the paragraph the generated mapping page opens with.
 const Intro = "`codex exec --json` prints the Codex SDK's thread events, one per line. The thread id is the only provider id: " +
-	"turns get ids derived from their turn.started frame, items (item_0, item_1, ... per run) are scoped by thread and turn. " +
+	"turns get ids derived from their turn.started frame (in a log that starts mid-turn, from the first item, which opens the turn), items (item_0, item_1, ... per run) are scoped by thread and turn. " +
 	"turn.completed carries the thread's running total, which a resumed thread carries over from earlier runs: a turn's usage is its difference from the total the session last saw for the thread " +
 	"(cached_input_tokens, cache_write_input_tokens and reasoning_output_tokens folded into the canonical buckets), and thread.token-usage.updated carries the total; " +
 	"turn.failed is a runtime.error plus turn.completed{failed}, and \"Reconnecting...\" errors are warnings."
