@@ -120,10 +120,16 @@ func collect(t *testing.T, js jetstream.JetStream, want int) (map[string][]strin
 	defer cancel()
 	c, err := js.OrderedConsumer(ctx, bus.RuntimeStream, jetstream.OrderedConsumerConfig{})
 	require.NoError(t, err)
+	// One iterator for all of them: an ordered consumer's Next is a fetch
+	// of one, which makes its consumer anew each time (a JetStream API
+	// request per event: 20k of them took TestBadInputFlows a minute).
+	it, err := c.Messages()
+	require.NoError(t, err)
+	defer it.Stop()
 	got := map[string][]string{}
 	var all []canonical.Event
 	for len(all) < want {
-		m, err := c.Next(jetstream.FetchMaxWait(10 * time.Second))
+		m, err := it.Next(jetstream.NextMaxWait(10 * time.Second))
 		if err != nil {
 			if raw, serr := js.Stream(context.Background(), bus.RawStream); serr == nil {
 				for ci := range raw.ListConsumers(context.Background()).Info() {
@@ -138,7 +144,7 @@ func collect(t *testing.T, js jetstream.JetStream, want int) (map[string][]strin
 		got[e.SessionID] = append(got[e.SessionID], e.EventID)
 	}
 	// Nothing more may follow.
-	_, err = c.Next(jetstream.FetchMaxWait(500 * time.Millisecond))
+	_, err = it.Next(jetstream.NextMaxWait(500 * time.Millisecond))
 	require.Error(t, err, "more events than expected")
 	return got, all
 }
