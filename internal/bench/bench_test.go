@@ -36,6 +36,9 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 		if len(f) != 3 {
 			t.Fatalf("not `name value unit`: %q", line)
 		}
+		if _, twice := got[f[0]]; twice {
+			t.Errorf("%s printed twice (a stage's rounds are one figure):\n%s", f[0], out.String())
+		}
 		v, err := strconv.ParseFloat(f[1], 64)
 		if err != nil {
 			t.Fatalf("%q: %v", line, err)
@@ -44,12 +47,15 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	}
 	for _, name := range []string{
 		"map_frames_per_s_core", "map_frames_per_s_core_claude_stream", "map_frames_per_s_core_codex_rollout",
-		"normalize_frames_per_s", "normalize_baseline_frames_per_s", "normalize_vs_baseline",
+		"normalize_frames_per_s", "normalize_baseline_frames_per_s", "normalize_vs_baseline", "normalize_vs_baseline_min", "normalize_vs_baseline_max",
 		"e2e_frames_per_s", "e2e_p50_ms", "e2e_p99_ms", "rss_peak_mb", "rss_peak_mb_normalize",
 	} {
 		if got[name] <= 0 {
 			t.Errorf("%s = %v, want a positive figure in:\n%s", name, got[name], out.String())
 		}
+	}
+	if got["normalize_vs_baseline_min"] > got["normalize_vs_baseline"] || got["normalize_vs_baseline"] > got["normalize_vs_baseline_max"] {
+		t.Errorf("normalize ratios: want min <= median <= max:\n%s", out.String())
 	}
 	if got["rss_peak_mb"] < got["rss_peak_mb_normalize"] {
 		t.Errorf("the peak is below a stage's peak:\n%s", out.String())

@@ -27,7 +27,8 @@ func newBenchCommand() *cobra.Command {
 "name value unit" line per figure: map_frames_per_s_core (offline mapping on one core, all
 recordings, then per dialect), normalize_frames_per_s and its same-run ceiling
 normalize_baseline_frames_per_s (JetStream consume → publish of as many messages, as large, as
-the normalizer publishes for each frame, with no mapping), e2e_frames_per_s, e2e_p50_ms and
+the normalizer publishes for each frame, with no mapping; each the median of three rounds, and
+normalize_vs_baseline with its min and max over them), e2e_frames_per_s, e2e_p50_ms and
 e2e_p99_ms (ingest to a subscriber), project_* with DATABASE_URL (the projector's events/s beside a
 CopyFrom of the same events, their ratio, the floor: consuming RUNTIME and copying the same rows
 with nothing decoded or projected, the decoded floor: the same with every event decoded, and on
