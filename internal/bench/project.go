@@ -543,31 +543,48 @@ func benchEvents(sets []corpus, n int) ([]canonical.Event, error) {
 
 // publishBenchEvents publishes n events mapped from the sets (benchEvents)
 // and returns how many it published. The events are dropped on return.
+// It waits for the server's acks a window at a time and lets go of each
+// event once it is encoded: a future holds its message until acked, and
+// with every message in hand the setup, not the projector, was the
+// stage's peak memory (197-200 MB against the projector's 184).
 func publishBenchEvents(ctx context.Context, js jetstream.JetStream, sets []corpus, n int) (int, error) {
 	events, err := benchEvents(sets, n)
 	if err != nil {
 		return 0, err
 	}
-	futures := make([]jetstream.PubAckFuture, 0, len(events))
-	for _, e := range events {
-		msg, err := wire.ToNATS(e)
+	const window = 1024
+	futures := make([]jetstream.PubAckFuture, 0, window)
+	acked := func() error {
+		for _, f := range futures {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				return err
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		futures = futures[:0]
+		return nil
+	}
+	for i := range events {
+		msg, err := wire.ToNATS(events[i])
 		if err != nil {
 			return 0, err
 		}
+		events[i] = canonical.Event{}
 		f, err := js.PublishMsgAsync(msg)
 		if err != nil {
 			return 0, err
 		}
-		futures = append(futures, f)
-	}
-	for _, f := range futures {
-		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			return 0, err
-		case <-ctx.Done():
-			return 0, ctx.Err()
+		if futures = append(futures, f); len(futures) == window {
+			if err := acked(); err != nil {
+				return 0, err
+			}
 		}
+	}
+	if err := acked(); err != nil {
+		return 0, err
 	}
 	return len(events), nil
 }
