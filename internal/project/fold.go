@@ -83,9 +83,26 @@ func (w *writes) prompted(e *canonical.Event, p *canonical.ItemLifecycle) {
 	if t.preview != nil {
 		return // the batch's first prompt is the one kept
 	}
-	if text := strings.TrimSpace(p.Content[canonical.StreamUnknown]); text != "" {
+	if text := request(p.Content[canonical.StreamUnknown]); text != "" {
 		t.preview = new(firstRunes(text, previewRunes))
 	}
+}
+
+// requestHeading heads the user's request in a message that Codex's IDE
+// extension and desktop app wrap in context of their own ("# Context from
+// my IDE setup:" with the open tabs, "# Files mentioned by the user:"):
+// every such thread's preview was that context, the same few lines.
+const requestHeading = "## My request for Codex:"
+
+// request is what the user asked in a message: what follows
+// requestHeading when there is something after it, else the message.
+func request(text string) string {
+	if i := strings.Index(text, requestHeading); i >= 0 {
+		if asked := strings.TrimSpace(text[i+len(requestHeading):]); asked != "" {
+			return asked
+		}
+	}
+	return strings.TrimSpace(text)
 }
 
 type turnPatch struct {

@@ -49,6 +49,32 @@ func TestThreadPreview(t *testing.T) {
 	require.Equal(t, first[:len(strings.Repeat("é", 150))+50], *preview)
 }
 
+// TestThreadPreviewOfAnIDEPrompt: Codex's IDE extension sends the open
+// tabs before what the user asked, under headings of its own; the
+// thread's preview is what the user asked, the item keeps all of it.
+func TestThreadPreviewOfAnIDEPrompt(t *testing.T) {
+	t.Parallel()
+	const asked = "Why is saving a team so slow?"
+	wrapped := "# Context from my IDE setup:\\n\\n## Open tabs:\\n- route.ts: apps/api/route.ts\\n\\n## My request for Codex:\\n" + asked + "\\n"
+	log := []string{
+		`{"timestamp":"2026-03-10T09:00:00Z","type":"session_meta","payload":{"id":"01997e76-d124-7592-9cac-2ec05abbca08","timestamp":"2026-03-10T09:00:00Z","cwd":"/w","originator":"codex_vscode","cli_version":"0.40.0"}}`,
+		`{"timestamp":"2026-03-10T09:00:01Z","type":"event_msg","payload":{"type":"user_message","message":"` + wrapped + `","kind":"plain"}}`,
+	}
+	path := filepath.Join(t.TempDir(), "rollout.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(log, "\n")+"\n"), 0o600))
+	rec, ok := mapAs(t, "codex-rollout", "acme", path, "")
+	require.True(t, ok)
+	e := projectedBy(t, project.Config{}, rec)
+
+	var preview, text *string
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT max(preview) FROM threads`).Scan(&preview))
+	require.NotNil(t, preview)
+	require.Equal(t, asked, *preview)
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT max(text_unknown) FROM items WHERE item_type = 'user_message'`).Scan(&text))
+	require.NotNil(t, text)
+	require.Contains(t, *text, "# Context from my IDE setup:", "the item keeps the whole message")
+}
+
 // through reads the recording at path up to the first line that contains
 // cut, that line included, and then the line then (if any), into a file
 // of its own: a log or a tap cut off where a test needs it, mapped as the
