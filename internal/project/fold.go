@@ -95,14 +95,35 @@ func (w *writes) prompted(e *canonical.Event, p *canonical.ItemLifecycle) {
 const requestHeading = "## My request for Codex:"
 
 // request is what the user asked in a message: what follows
-// requestHeading when there is something after it, else the message.
+// requestHeading when there is something after it; for a slash command
+// Claude Code wrote in its tags (<command-message>, <command-name>,
+// <command-args>), the command as the user typed it; else the message.
 func request(text string) string {
 	if i := strings.Index(text, requestHeading); i >= 0 {
 		if asked := strings.TrimSpace(text[i+len(requestHeading):]); asked != "" {
 			return asked
 		}
 	}
-	return strings.TrimSpace(text)
+	text = strings.TrimSpace(text)
+	if strings.HasPrefix(text, "<command-") {
+		if name := tagged(text, "command-name"); name != "" {
+			return strings.TrimSpace(name + " " + tagged(text, "command-args"))
+		}
+	}
+	return text
+}
+
+// tagged is the text between <tag> and </tag> in s, trimmed, or "".
+func tagged(s, tag string) string {
+	_, after, ok := strings.Cut(s, "<"+tag+">")
+	if !ok {
+		return ""
+	}
+	inner, _, ok := strings.Cut(after, "</"+tag+">")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(inner)
 }
 
 type turnPatch struct {

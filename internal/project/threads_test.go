@@ -49,30 +49,54 @@ func TestThreadPreview(t *testing.T) {
 	require.Equal(t, first[:len(strings.Repeat("é", 150))+50], *preview)
 }
 
-// TestThreadPreviewOfAnIDEPrompt: Codex's IDE extension sends the open
-// tabs before what the user asked, under headings of its own; the
-// thread's preview is what the user asked, the item keeps all of it.
-func TestThreadPreviewOfAnIDEPrompt(t *testing.T) {
+// TestThreadPreviewOfWrappedPrompts: what the user asked, where the CLI
+// wraps it. Codex's IDE extension sends the open tabs before it, under
+// headings of its own; Claude Code writes a slash command in tags. The
+// thread's preview is what the user asked; the item keeps all of it.
+func TestThreadPreviewOfWrappedPrompts(t *testing.T) {
 	t.Parallel()
-	const asked = "Why is saving a team so slow?"
-	wrapped := "# Context from my IDE setup:\\n\\n## Open tabs:\\n- route.ts: apps/api/route.ts\\n\\n## My request for Codex:\\n" + asked + "\\n"
-	log := []string{
-		`{"timestamp":"2026-03-10T09:00:00Z","type":"session_meta","payload":{"id":"01997e76-d124-7592-9cac-2ec05abbca08","timestamp":"2026-03-10T09:00:00Z","cwd":"/w","originator":"codex_vscode","cli_version":"0.40.0"}}`,
-		`{"timestamp":"2026-03-10T09:00:01Z","type":"event_msg","payload":{"type":"user_message","message":"` + wrapped + `","kind":"plain"}}`,
+	tests := []struct {
+		name, dialect, preview, kept string
+		log                          []string
+	}{
+		{
+			name: "a Codex IDE prompt", dialect: "codex-rollout", preview: "Why is saving a team so slow?", kept: "# Context from my IDE setup:",
+			log: []string{
+				`{"timestamp":"2026-03-10T09:00:00Z","type":"session_meta","payload":{"id":"01997e76-d124-7592-9cac-2ec05abbca08","timestamp":"2026-03-10T09:00:00Z","cwd":"/w","originator":"codex_vscode","cli_version":"0.40.0"}}`,
+				`{"timestamp":"2026-03-10T09:00:01Z","type":"event_msg","payload":{"type":"user_message","message":"# Context from my IDE setup:\n\n## Open tabs:\n- route.ts: apps/api/route.ts\n\n## My request for Codex:\nWhy is saving a team so slow?\n","kind":"plain"}}`,
+			},
+		},
+		{
+			name: "a Claude Code slash command", dialect: "claude-log", preview: "/review the auth module", kept: "<command-message>",
+			log: []string{
+				`{"type":"user","message":{"role":"user","content":"<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>the auth module</command-args>"},"uuid":"u1","sessionId":"s1","timestamp":"2026-03-10T09:00:01Z"}`,
+			},
+		},
+		{
+			name: "a Claude Code slash command without arguments", dialect: "claude-log", preview: "/init", kept: "<command-name>",
+			log: []string{
+				`{"type":"user","message":{"role":"user","content":"<command-message>init is analyzing your codebase…</command-message>\n<command-name>/init</command-name>"},"uuid":"u1","sessionId":"s1","timestamp":"2026-03-10T09:00:01Z"}`,
+			},
+		},
 	}
-	path := filepath.Join(t.TempDir(), "rollout.jsonl")
-	require.NoError(t, os.WriteFile(path, []byte(strings.Join(log, "\n")+"\n"), 0o600))
-	rec, ok := mapAs(t, "codex-rollout", "acme", path, "")
-	require.True(t, ok)
-	e := projectedBy(t, project.Config{}, rec)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "log.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(strings.Join(tt.log, "\n")+"\n"), 0o600))
+			rec, ok := mapAs(t, tt.dialect, "acme", path, "")
+			require.True(t, ok)
+			e := projectedBy(t, project.Config{}, rec)
 
-	var preview, text *string
-	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT max(preview) FROM threads`).Scan(&preview))
-	require.NotNil(t, preview)
-	require.Equal(t, asked, *preview)
-	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT max(text_unknown) FROM items WHERE item_type = 'user_message'`).Scan(&text))
-	require.NotNil(t, text)
-	require.Contains(t, *text, "# Context from my IDE setup:", "the item keeps the whole message")
+			var preview, text *string
+			require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT max(preview) FROM threads`).Scan(&preview))
+			require.NotNil(t, preview)
+			require.Equal(t, tt.preview, *preview)
+			require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT max(text_unknown) FROM items WHERE item_type = 'user_message'`).Scan(&text))
+			require.NotNil(t, text)
+			require.Contains(t, *text, tt.kept, "the item keeps the whole message")
+		})
+	}
 }
 
 // through reads the recording at path up to the first line that contains
