@@ -97,7 +97,9 @@ const requestHeading = "## My request for Codex:"
 // request is what the user asked in a message: what follows
 // requestHeading when there is something after it; for a slash command
 // Claude Code wrote in its tags (<command-message>, <command-name>,
-// <command-args>), the command as the user typed it; else the message.
+// <command-args>), the command as the user typed it; the message without
+// the IDE context it starts with, when something is left; else the
+// message.
 func request(text string) string {
 	if i := strings.Index(text, requestHeading); i >= 0 {
 		if asked := strings.TrimSpace(text[i+len(requestHeading):]); asked != "" {
@@ -110,7 +112,34 @@ func request(text string) string {
 			return strings.TrimSpace(name + " " + tagged(text, "command-args"))
 		}
 	}
+	if typed := afterIDEContext(text); typed != "" {
+		return typed
+	}
 	return text
+}
+
+// ideContext are the tags in which Claude Code's IDE extensions send what
+// the user has open or selected, before what the user typed.
+var ideContext = []string{"ide_opened_file", "ide_selection"}
+
+// afterIDEContext is text without the IDE context it starts with.
+func afterIDEContext(text string) string {
+	for {
+		cut := false
+		for _, tag := range ideContext {
+			if !strings.HasPrefix(text, "<"+tag+">") {
+				continue
+			}
+			_, rest, ok := strings.Cut(text, "</"+tag+">")
+			if !ok {
+				return text
+			}
+			text, cut = strings.TrimSpace(rest), true
+		}
+		if !cut {
+			return text
+		}
+	}
 }
 
 // tagged is the text between <tag> and </tag> in s, trimmed, or "".

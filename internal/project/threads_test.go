@@ -51,8 +51,10 @@ func TestThreadPreview(t *testing.T) {
 
 // TestThreadPreviewOfWrappedPrompts: what the user asked, where the CLI
 // wraps it. Codex's IDE extension sends the open tabs before it, under
-// headings of its own; Claude Code writes a slash command in tags. The
-// thread's preview is what the user asked; the item keeps all of it.
+// headings of its own; Claude Code's IDE extensions send the open file and
+// the selection before it, in tags; Claude Code writes a slash command in
+// tags. The thread's preview is what the user asked; the item keeps all
+// of it.
 func TestThreadPreviewOfWrappedPrompts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -70,6 +72,12 @@ func TestThreadPreviewOfWrappedPrompts(t *testing.T) {
 			name: "a Claude Code slash command", dialect: "claude-log", preview: "/review the auth module", kept: "<command-message>",
 			log: []string{
 				`{"type":"user","message":{"role":"user","content":"<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>the auth module</command-args>"},"uuid":"u1","sessionId":"s1","timestamp":"2026-03-10T09:00:01Z"}`,
+			},
+		},
+		{
+			name: "a Claude Code prompt from an IDE", dialect: "claude-log", preview: "fix the failing test", kept: "<ide_selection>",
+			log: []string{
+				`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"<ide_opened_file>The user opened the file /a/b.ts in the IDE. This may or may not be related to the current task.</ide_opened_file>"},{"type":"text","text":"<ide_selection>The user selected the lines 1 to 2 from /a/b.ts:\nx\n\nThis may or may not be related to the current task.</ide_selection>"},{"type":"text","text":"fix the failing test"}]},"uuid":"u1","sessionId":"s1","timestamp":"2026-03-10T09:00:01Z"}`,
 			},
 		},
 		{
