@@ -120,9 +120,13 @@ func Run(ctx context.Context, cfg Config) error {
 	// The machine's speed swings within a minute, and one pass of each
 	// put the ratio anywhere from 0.70 to 0.93 on one day: rounds of a
 	// baseline pass then a normalizer pass, each round's ratio its own.
+	out, err := outputsOf(frames, "baseline")
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
 	var bases, norms, ratios []float64
 	for range pipelineRounds {
-		base, err := baseline(ctx, js, frames)
+		base, err := baseline(ctx, js, frames, out)
 		if err != nil {
 			return fmt.Errorf("baseline: %w", err)
 		}
@@ -364,13 +368,10 @@ func preload(ctx context.Context, layout *bus.Layout, tenant string, frames []be
 // consumed from RAW in batches, and for each the messages the normalizer
 // publishes for it — as many, as large, with the same headers — acked
 // after the publish acks: everything but mapping, encoding and state.
-// What each frame yields is worked out before the clock starts.
-func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame) (float64, error) {
+// What each frame yields (out, from outputsOf with the tenant "baseline")
+// is worked out before the clock starts, once for every round.
+func baseline(ctx context.Context, js jetstream.JetStream, frames []benchFrame, out outputs) (float64, error) {
 	layout, err := bus.Ensure(ctx, js, bus.Config{})
-	if err != nil {
-		return 0, err
-	}
-	out, err := outputsOf(frames, "baseline")
 	if err != nil {
 		return 0, err
 	}

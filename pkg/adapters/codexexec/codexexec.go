@@ -204,13 +204,23 @@ func reportedTurn(prev, total canonical.TokenUsage) canonical.TokenUsage {
 	return total.Sub(prev)
 }
 
-// closeTurn ends the open turn (or, without one, reports the end of a turn
-// it never saw start, under a turn id derived from this frame).
-func closeTurn(em *adapter.Emitter, st *State, env canonical.Event, p *canonical.TurnCompleted) canonical.Event {
+// openTurn returns env in the open turn, opening one first when none is:
+// a line that only happens inside a turn (an item, a turn's end) from a
+// log that starts mid-turn. The turn's id is derived from this frame, as
+// turn.started's is.
+func openTurn(em *adapter.Emitter, st *State, env canonical.Event) canonical.Event {
 	if st.Turn == "" {
-		env.TurnID = em.IDs().Derived(canonical.EntityTurn, em.Frame().Ordinal, 0)
+		st.Turn = em.IDs().Derived(canonical.EntityTurn, em.Frame().Ordinal, 0)
+		env.TurnID = st.Turn
 		em.Emit(env, &canonical.TurnStarted{})
 	}
+	env.TurnID = st.Turn
+	return env
+}
+
+// closeTurn ends the open turn (opening it first when it never started).
+func closeTurn(em *adapter.Emitter, st *State, env canonical.Event, p *canonical.TurnCompleted) canonical.Event {
+	env = openTurn(em, st, env)
 	em.Emit(env, p)
 	st.Turn, st.Started = "", nil
 	env.TurnID = ""
@@ -218,15 +228,10 @@ func closeTurn(em *adapter.Emitter, st *State, env canonical.Event, p *canonical
 }
 
 func mapItem(em *adapter.Emitter, st *State, env canonical.Event, kind string, it item, data json.RawMessage) {
-	if st.Turn == "" {
-		// Exec reports items only inside a turn: one seen outside any is
-		// from a log that starts mid-turn. Its turn starts here, so the
-		// turn.completed ahead ends the turn that holds its items, and its
-		// duration runs from its first item seen instead of being none.
-		st.Turn = em.IDs().Derived(canonical.EntityTurn, em.Frame().Ordinal, 0)
-		env.TurnID = st.Turn
-		em.Emit(env, &canonical.TurnStarted{})
-	}
+	// Exec reports items only inside a turn: the first outside any opens
+	// it, so the turn.completed ahead ends the turn that holds its items,
+	// and its duration runs from its first item seen.
+	env = openTurn(em, st, env)
 	env.ItemID = em.IDs().Native(canonical.EntityItem, st.Thread, st.Turn, it.ID)
 	env.ProviderRefs.ProviderItemID = it.ID
 	// One item type table for the three Codex dialects.
