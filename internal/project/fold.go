@@ -56,6 +56,25 @@ type threadPatch struct {
 	preview *string
 }
 
+// greatestUsage is the greatest of each count in a and b (a may be nil).
+// A thread's usage column holds the greatest count any event reported
+// (threadCols), so a batch must write the greatest of its events, not
+// the last: a running count that went down (a resumed Codex process
+// counting from 0 again, the total of a Claude result) otherwise made the
+// row depend on where batches ended, which differs after a restart.
+func greatestUsage(a *canonical.TokenUsage, b canonical.TokenUsage) canonical.TokenUsage {
+	if a == nil {
+		return b
+	}
+	return canonical.TokenUsage{
+		InputTokens:           max(a.InputTokens, b.InputTokens),
+		CachedInputTokens:     max(a.CachedInputTokens, b.CachedInputTokens),
+		CacheWriteInputTokens: max(a.CacheWriteInputTokens, b.CacheWriteInputTokens),
+		OutputTokens:          max(a.OutputTokens, b.OutputTokens),
+		ReasoningOutputTokens: max(a.ReasoningOutputTokens, b.ReasoningOutputTokens),
+	}
+}
+
 // prompted notes the user's message p of event e in its thread's
 // preview, when it is the thread's first: a top-level user_message the
 // CLI did not inject.
@@ -561,7 +580,7 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.ThreadTokenUsageUpdated:
 		if e.ThreadID != "" {
 			t := w.thread(e)
-			t.usage = new(p.Usage)
+			t.usage = new(greatestUsage(t.usage, p.Usage))
 			if p.ModelContextWindow != nil {
 				t.contextWindow = new(*p.ModelContextWindow)
 			}

@@ -159,3 +159,41 @@ func TestReportAndCountOfOneTurnRace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"model-as-counted 9 false"}, got)
 }
+
+// TestThreadUsageWhereverBatchesEnd: a thread's running token count can go
+// down (a resumed Codex process counts from 0 again; a Claude result's
+// total is not the sum of its messages). The thread's row holds the
+// greatest of each count any event reported, so it is the same however
+// batches cut the session: a projector that starts over after a crash
+// cuts it elsewhere. It once held the greatest of the counts that ended a
+// batch: with the whole session in one batch, the last count alone.
+func TestThreadUsageWhereverBatchesEnd(t *testing.T) {
+	t.Parallel()
+	count := func(at string, input, cached, output, reasoning int) []byte {
+		u := fmt.Sprintf(`{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d,"reasoning_output_tokens":%d,"total_tokens":%d}`,
+			input, cached, output, reasoning, input+output)
+		return []byte(`{"timestamp":"` + at + `","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":` + u +
+			`,"last_token_usage":` + u + `,"model_context_window":272000}}}`)
+	}
+	lines := [][]byte{
+		[]byte(`{"timestamp":"2025-09-25T14:02:05.435Z","type":"session_meta","payload":{"id":"0199812e-64f0-7f73-91fc-095dda01c36e","timestamp":"2025-09-25T14:02:05.424Z","cwd":"/w","originator":"codex_vscode","cli_version":"0.40.0"}}`),
+		count("2025-09-25T14:02:23.021Z", 3102, 2560, 357, 320),
+		count("2025-09-25T14:02:26.448Z", 6726, 6016, 409, 320),
+		// The thread resumed by a new process, which counts from 0.
+		count("2025-09-25T14:12:20.096Z", 37208, 2432, 335, 128),
+	}
+	rec := mapLinesAs(t, "codex-rollout", "acme", "resumed", "resumed", lines)
+	ctx := context.Background()
+	var dumps []string
+	for _, cfg := range []project.Config{{Workers: 1}, {Workers: 1, BatchSize: 1}} {
+		e := projectedBy(t, cfg, rec)
+		var usage []int64
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT array[input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_output_tokens]::int8[] FROM threads`).
+			Scan(&usage))
+		// Uncached input 37208 - 2432; cached, output and reasoning of the
+		// first process's last count.
+		require.Equal(t, []int64{34776, 6016, 0, 409, 320}, usage, "batches of %d", cfg.BatchSize)
+		dumps = append(dumps, e.dump())
+	}
+	requireSameDump(t, dumps[0], dumps[1], "the projection in one batch")
+}
