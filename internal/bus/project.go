@@ -71,6 +71,54 @@ func (l *Layout) EnsureProjectConsumer(ctx context.Context, name string, maxAckP
 	return c, remadeFrom, nil
 }
 
+// RewindProjectConsumer makes the projector's consumer c deliver again,
+// in stream order, what it delivered and was not acked, and returns the
+// consumer to consume from. A projector starting over must see each
+// session's events in order: left alone, what its previous life had in
+// hand would come again only after the ack wait, behind later events.
+//
+// Either way the consumer numbers its deliveries from 1 again, as the
+// projector checks. A server of ConsumerReset's release or later rewinds
+// the consumer in one request. An older one has no such request: there
+// the consumer, unless it never delivered anything, is made anew with its
+// configuration, starting after its ack floor. A crash between the delete
+// and the create leaves no consumer; the next start makes it from the
+// stream's first event, and the projector's checkpoints skip what it
+// applied.
+func (l *Layout) RewindProjectConsumer(ctx context.Context, c jetstream.Consumer) (jetstream.Consumer, error) {
+	name := c.CachedInfo().Name
+	if VersionAtLeast(l.JS.Conn().ConnectedServerVersion(), ConsumerReset.Since) {
+		if _, err := l.JS.ResetConsumer(ctx, RuntimeStream, name); err != nil {
+			return nil, fmt.Errorf("rewind consumer %s to its ack floor: %w", name, err)
+		}
+		return c, nil
+	}
+	return l.remakeFromAckFloor(ctx, c)
+}
+
+// remakeFromAckFloor is RewindProjectConsumer on a server without
+// consumer reset.
+func (l *Layout) remakeFromAckFloor(ctx context.Context, c jetstream.Consumer) (jetstream.Consumer, error) {
+	name := c.CachedInfo().Name
+	info, err := c.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s: %w", name, err)
+	}
+	if info.Delivered.Consumer == 0 {
+		return c, nil // its deliveries start at 1
+	}
+	cfg := info.Config
+	cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1, nil
+	if err := l.JS.DeleteConsumer(ctx, RuntimeStream, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("rewind consumer %s to its ack floor: make it anew: %w", name, err)
+	}
+	remade, err := l.JS.CreateConsumer(ctx, RuntimeStream, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("rewind consumer %s to its ack floor: make it anew: %w", name, err)
+	}
+	return remade, nil
+}
+
 // DeadLetterProjectSubject is where the projector puts an event it cannot
 // apply: deadletter.project.<tenant>.
 func DeadLetterProjectSubject(tenant string) string { return DeadLetterSubject("project", tenant) }

@@ -126,3 +126,95 @@ func TestEnsureProjectConsumerCumulativeAcks(t *testing.T) {
 		}
 	}
 }
+
+// fetchSeqs fetches up to n deliveries of c and returns their stream
+// sequences, acking the one at ackAt (cumulatively) if it comes, and
+// checking that the deliveries are numbered on from firstDelivery.
+func fetchSeqs(t *testing.T, c jetstream.Consumer, n int, ackAt, firstDelivery uint64) []uint64 {
+	t.Helper()
+	batch, err := c.FetchNoWait(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	for m := range batch.Messages() {
+		md, err := m.Metadata()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := firstDelivery + uint64(len(seqs)); md.Sequence.Consumer != want {
+			t.Errorf("stream sequence %d is delivery %d, want %d", md.Sequence.Stream, md.Sequence.Consumer, want)
+		}
+		seqs = append(seqs, md.Sequence.Stream)
+		if md.Sequence.Stream == ackAt {
+			if err := m.DoubleAck(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return seqs
+}
+
+// TestRewindProjectConsumer: what a previous life of the projector was
+// delivered and did not ack comes again at once, in stream order, after
+// its ack floor; nothing before it; and the deliveries are numbered from 1
+// again, which the projector checks. The server resets the consumer where
+// it can (2.14 on); an older one has it made anew, with its configuration.
+func TestRewindProjectConsumer(t *testing.T) {
+	t.Parallel()
+	for name, rewind := range map[string]func(*bus.Layout, context.Context, jetstream.Consumer) (jetstream.Consumer, error){
+		"reset":  (*bus.Layout).RewindProjectConsumer,
+		"remake": bus.RemakeFromAckFloor,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			js, layout := runtimeWith(t, 6)
+			c, _, err := layout.EnsureProjectConsumer(ctx, "project", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh, err := c.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c, err = rewind(layout, ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			if got := fetchSeqs(t, c, 4, 2, 1); !slices.Equal(got, []uint64{1, 2, 3, 4}) {
+				t.Fatalf("first life got %v", got)
+			}
+			if info, err := c.Info(ctx); err != nil || !info.Created.Equal(fresh.Created) {
+				t.Errorf("a consumer that never delivered was made anew (%v)", err)
+			}
+
+			c, err = rewind(layout, ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fetchSeqs(t, c, 10, 6, 1); !slices.Equal(got, []uint64{3, 4, 5, 6}) {
+				t.Errorf("after the rewind got %v, want 3 to 6: what was in flight again, in order, then the rest", got)
+			}
+			info, err := c.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := layout.ProjectConsumerConfig("project", 100)
+			if cfg := info.Config; cfg.AckPolicy != want.AckPolicy || cfg.MaxAckPending != want.MaxAckPending ||
+				cfg.Description != want.Description || cfg.AckWait != want.AckWait || cfg.FilterSubject != "" {
+				t.Errorf("configuration after the rewind %+v, want that of %+v", cfg, want)
+			}
+
+			// Nothing in flight: the next event is the first delivery.
+			if _, err := js.Publish(ctx, "runtime.codex.turn.started", []byte(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			if c, err = rewind(layout, ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			if got := fetchSeqs(t, c, 10, 0, 1); !slices.Equal(got, []uint64{7}) {
+				t.Errorf("after a rewind with nothing in flight got %v, want 7", got)
+			}
+		})
+	}
+}

@@ -112,6 +112,9 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Layout, e
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := Require(js.Conn(), StreamMetadata); err != nil {
+		return nil, err
+	}
 	if existing, err := js.Stream(ctx, RawStream); err == nil {
 		if p, ok := existing.CachedInfo().Config.Metadata["agentwire.partitions"]; ok {
 			if _, err := fmt.Sscan(p, &cfg.Partitions); err != nil {

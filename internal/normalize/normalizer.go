@@ -111,8 +111,12 @@ type Normalizer struct {
 	stopping <-chan struct{}
 }
 
-// New returns a Normalizer over an applied layout.
+// New returns a Normalizer over an applied layout; it refuses a NATS
+// server that cannot pin a partition to one worker (bus.PinnedConsumers).
 func New(ctx context.Context, layout *bus.Layout, cfg Config, log *slog.Logger) (*Normalizer, error) {
+	if err := bus.Require(layout.JS.Conn(), bus.PinnedConsumers); err != nil {
+		return nil, err
+	}
 	kv, err := layout.JS.KeyValue(ctx, bus.StateBucket)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", bus.StateBucket, err)

@@ -234,8 +234,8 @@ func (p *Projector) runOnce(ctx context.Context) error {
 	// Events delivered to a previous life and not acked come again in
 	// stream order, so every session's events arrive in order; what was
 	// applied already is skipped by the checkpoints.
-	if _, err := p.layout.JS.ResetConsumer(ctx, bus.RuntimeStream, p.cfg.Consumer); err != nil {
-		return fmt.Errorf("rewind consumer %s to its ack floor: %w", p.cfg.Consumer, err)
+	if cons, err = p.layout.RewindProjectConsumer(ctx, cons); err != nil {
+		return err
 	}
 
 	run, cancel := context.WithCancelCause(ctx)
