@@ -56,6 +56,23 @@ type threadPatch struct {
 	preview *string
 }
 
+// ranked is the higher ranked of the state cur (nil: none yet) and v in
+// ranks (turnStates, itemStatuses), ties going to the greater text: what
+// the table keeps of the states sessions report (kindRank), a batch must
+// keep of its events' states, or the row would depend on where batches
+// end. A Codex turn interrupted is turn.aborted then turn.completed
+// {interrupted}: in one batch it was interrupted, in two aborted.
+func ranked(cur *string, v string, ranks []string) *string {
+	if cur == nil {
+		return &v
+	}
+	rc, rv := slices.Index(ranks, *cur), slices.Index(ranks, v)
+	if rv > rc || (rv == rc && v > *cur) {
+		return &v
+	}
+	return cur
+}
+
 // greatestUsage is the greatest of each count in a and b (a may be nil).
 // A thread's usage column holds the greatest count any event reported
 // (threadCols), so a batch must write the greatest of its events, not
@@ -392,7 +409,7 @@ func (it *itemPatch) lifecycle(p *canonical.ItemLifecycle) {
 		it.itemType = new(string(p.ItemType))
 	}
 	if p.Status != "" {
-		it.status = new(string(p.Status))
+		it.status = ranked(it.status, string(p.Status), itemStatuses)
 	}
 	set := func(dst **string, v string) {
 		if v != "" {
@@ -450,7 +467,7 @@ func (it *itemPatch) completes(p *canonical.ItemCompleted, at stamp) {
 		}
 	}
 	if p.Status == "" {
-		it.status = new(string(canonical.ItemStatusCompleted))
+		it.status = ranked(it.status, string(canonical.ItemStatusCompleted), itemStatuses)
 	}
 	it.lifecycle((*canonical.ItemLifecycle)(p))
 	it.completed = at
@@ -597,7 +614,7 @@ func (w *writes) fold(e *canonical.Event) {
 			if t.started.at == nil {
 				t.started = stampOf(e)
 			}
-			t.state = new("in_progress")
+			t.state = ranked(t.state, "in_progress", turnStates)
 			t.model, t.effort = str(p.Model), str(p.Effort)
 		}
 	case *canonical.TurnCompleted:
@@ -607,7 +624,7 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.TurnAborted:
 		if e.TurnID != "" {
 			t := w.turn(e)
-			t.state, t.ended, t.errorMessage = new("aborted"), stampOf(e), str(p.Reason)
+			t.state, t.ended, t.errorMessage = ranked(t.state, "aborted", turnStates), stampOf(e), str(p.Reason)
 		}
 	case *canonical.TurnPlanUpdated:
 		if e.TurnID != "" {
@@ -753,7 +770,7 @@ func orKeep(old *string, v string) *string {
 
 func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 	t := w.turn(e)
-	t.state, t.ended, t.stopReason = new(string(p.State)), stampOf(e), str(p.StopReason)
+	t.state, t.ended, t.stopReason = ranked(t.state, string(p.State), turnStates), stampOf(e), str(p.StopReason)
 	if p.ErrorMessage != "" {
 		t.errorMessage = new(p.ErrorMessage)
 	}

@@ -13,7 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/internal/project"
+	"github.com/agentwire/agentwire/pkg/adapters"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
 
@@ -307,4 +309,39 @@ func TestDeltasOfTheOtherSession(t *testing.T) {
 	row := ownerFirst.rowsOf("items", "item_id")[item]
 	require.Equal(t, "a.go\nb.go\n", row["text_command_output"])
 	require.Equal(t, "ls", row["command"])
+}
+
+// corpus maps the public transcripts of real runs (../shared/corpus, when
+// it is there), each in the dialect ingest sniffs for it, for tenant.
+func corpus(t *testing.T, tenant string) []recording {
+	t.Helper()
+	paths, err := filepath.Glob("../../../shared/corpus/*/*.jsonl")
+	require.NoError(t, err)
+	var out []recording
+	for _, p := range paths {
+		lines := adaptertest.ReadLines(t, p)
+		dialect, ok := adapters.Sniff(lines)
+		if !ok {
+			continue
+		}
+		name := "corpus/" + filepath.Base(filepath.Dir(p)) + "/" + filepath.Base(p)
+		out = append(out, mapLinesAs(t, dialect, tenant, name, name, lines))
+	}
+	return out
+}
+
+// TestProjectionWhereverBatchesEnd: the recordings and the public
+// transcripts, projected by two workers in batches of up to 1024 events
+// and by one in batches of 7, give the same tables. Where batches end
+// differs after every restart of a projector, and sessions' batches
+// interleave in any order; a row that depended on either (a thread's
+// usage did, when a running count went down) would differ.
+func TestProjectionWhereverBatchesEnd(t *testing.T) {
+	t.Parallel()
+	recs := append(recordings(t, "acme"), corpus(t, "acme")...)
+	var dumps []string
+	for _, cfg := range []project.Config{{Workers: 2}, {Workers: 1, BatchSize: 7}} {
+		dumps = append(dumps, projectedBy(t, cfg, recs...).dump())
+	}
+	requireSameDump(t, dumps[0], dumps[1], "the projection in batches of 1024")
 }
