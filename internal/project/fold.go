@@ -560,7 +560,7 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.SessionStateChanged:
 		s.state, s.stateReason = new(string(p.State)), str(p.Reason)
 	case *canonical.SessionExited:
-		s.endedAt, s.exitReason, s.exitKind = new(at), str(p.Reason), str(string(p.ExitKind))
+		s.endedAt, s.exitReason, s.exitKind = new(at), orKeep(s.exitReason, p.Reason), orKeep(s.exitKind, string(p.ExitKind))
 		if p.ExitCode != nil {
 			s.exitCode = new(*p.ExitCode)
 		}
@@ -572,7 +572,7 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.ThreadStarted:
 		if e.ThreadID != "" {
 			t := w.thread(e)
-			t.providerThreadID = str(p.ProviderThreadID)
+			t.providerThreadID = orKeep(t.providerThreadID, p.ProviderThreadID)
 			if t.startedAt == nil {
 				t.startedAt = new(at)
 			}
@@ -615,7 +615,14 @@ func (w *writes) fold(e *canonical.Event) {
 				t.started = stampOf(e)
 			}
 			t.state = ranked(t.state, "in_progress", turnStates)
-			t.model, t.effort = str(p.Model), str(p.Effort)
+			// As the table keeps them: the first model, the latest effort
+			// stated; an event that states none leaves them be.
+			if t.model == nil {
+				t.model = str(p.Model)
+			}
+			if effort := str(p.Effort); effort != nil {
+				t.effort = effort
+			}
 		}
 	case *canonical.TurnCompleted:
 		if e.TurnID != "" {
@@ -624,7 +631,7 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.TurnAborted:
 		if e.TurnID != "" {
 			t := w.turn(e)
-			t.state, t.ended, t.errorMessage = ranked(t.state, "aborted", turnStates), stampOf(e), str(p.Reason)
+			t.state, t.ended, t.errorMessage = ranked(t.state, "aborted", turnStates), stampOf(e), orKeep(t.errorMessage, p.Reason)
 		}
 	case *canonical.TurnPlanUpdated:
 		if e.TurnID != "" {
@@ -663,7 +670,7 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.RequestOpened:
 		if e.RequestID != "" {
 			r := w.request(e)
-			r.requestType, r.detail, r.args = new(string(p.RequestType)), str(p.Detail), p.Args
+			r.requestType, r.detail, r.args = new(string(p.RequestType)), orKeep(r.detail, p.Detail), orKeepJSON(r.args, p.Args)
 			if r.opened.at == nil {
 				r.opened = stampOf(e)
 			}
@@ -671,13 +678,13 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.RequestResolved:
 		if e.RequestID != "" {
 			r := w.request(e)
-			r.requestType, r.decision, r.resolution = new(string(p.RequestType)), str(p.Decision), p.Resolution
+			r.requestType, r.decision, r.resolution = new(string(p.RequestType)), orKeep(r.decision, p.Decision), orKeepJSON(r.resolution, p.Resolution)
 			r.resolved = stampOf(e)
 		}
 	case *canonical.UserInputRequested:
 		if e.RequestID != "" {
 			r := w.request(e)
-			r.requestType, r.args = new("user_input"), p.Questions
+			r.requestType, r.args = new("user_input"), orKeepJSON(r.args, p.Questions)
 			if r.opened.at == nil {
 				r.opened = stampOf(e)
 			}
@@ -685,30 +692,30 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.UserInputResolved:
 		if e.RequestID != "" {
 			r := w.request(e)
-			r.requestType, r.decision, r.resolution = new("user_input"), new("answered"), p.Answers
+			r.requestType, r.decision, r.resolution = new("user_input"), new("answered"), orKeepJSON(r.resolution, p.Answers)
 			r.resolved = stampOf(e)
 		}
 	case *canonical.TaskStarted:
 		t := w.task(e, p.TaskID)
-		t.description, t.taskType = str(p.Description), str(p.TaskType)
+		t.description, t.taskType = orKeep(t.description, p.Description), orKeep(t.taskType, p.TaskType)
 		if t.startedAt == nil {
 			t.startedAt = new(at)
 		}
 	case *canonical.TaskProgress:
 		t := w.task(e, p.TaskID)
-		t.lastTool = str(p.LastToolName)
+		t.lastTool = orKeep(t.lastTool, p.LastToolName)
 		if len(p.Usage) > 0 {
 			t.usage = p.Usage
 		}
 	case *canonical.TaskCompleted:
 		t := w.task(e, p.TaskID)
-		t.status, t.summary, t.completedAt = new(string(p.Status)), str(p.Summary), new(at)
+		t.status, t.summary, t.completedAt = new(string(p.Status)), orKeep(t.summary, p.Summary), new(at)
 		if len(p.Usage) > 0 {
 			t.usage = p.Usage
 		}
 	case *canonical.HookStarted:
 		h := w.hook(e, p.HookID)
-		h.name, h.event, h.command = str(p.HookName), str(p.HookEvent), orKeep(h.command, p.Command)
+		h.name, h.event, h.command = orKeep(h.name, p.HookName), orKeep(h.event, p.HookEvent), orKeep(h.command, p.Command)
 		if h.started.at == nil {
 			h.started = stampOf(e)
 		}
@@ -752,7 +759,7 @@ func (w *writes) fold(e *canonical.Event) {
 		// it stays in the event log.
 		if e.TurnID != "" && p.Class != canonical.ErrorClassValidation {
 			t := w.turn(e)
-			t.errorMessage, t.errorClass = str(p.Message), str(string(p.Class))
+			t.errorMessage, t.errorClass = orKeep(t.errorMessage, p.Message), orKeep(t.errorClass, string(p.Class))
 		}
 	case *canonical.ToolProgress, *canonical.ToolSummary, *canonical.AuthStatus, *canonical.AccountUpdated,
 		*canonical.MCPStatusUpdated, *canonical.MCPOAuthCompleted, *canonical.ModelRerouted,
@@ -761,6 +768,10 @@ func (w *writes) fold(e *canonical.Event) {
 	}
 }
 
+// orKeep is v, or old when v is empty: an event that states nothing of a
+// column leaves what an earlier event of the batch stated, as the upsert
+// leaves what an earlier batch wrote (keep, kindLatest), so that the row
+// does not depend on where batches end.
 func orKeep(old *string, v string) *string {
 	if v == "" {
 		return old
@@ -768,9 +779,17 @@ func orKeep(old *string, v string) *string {
 	return &v
 }
 
+// orKeepJSON is v, or old when v is empty, as orKeep.
+func orKeepJSON(old, v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return old
+	}
+	return v
+}
+
 func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 	t := w.turn(e)
-	t.state, t.ended, t.stopReason = ranked(t.state, string(p.State), turnStates), stampOf(e), str(p.StopReason)
+	t.state, t.ended, t.stopReason = ranked(t.state, string(p.State), turnStates), stampOf(e), orKeep(t.stopReason, p.StopReason)
 	if p.ErrorMessage != "" {
 		t.errorMessage = new(p.ErrorMessage)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/adaptertest"
@@ -344,4 +345,64 @@ func TestProjectionWhereverBatchesEnd(t *testing.T) {
 		dumps = append(dumps, projectedBy(t, cfg, recs...).dump())
 	}
 	requireSameDump(t, dumps[0], dumps[1], "the projection in batches of 1024")
+}
+
+// TestStatedValuesKeptWhereverBatchesEnd: an event that states nothing of
+// a column (a thread started again without the provider's id, a task
+// restated without its description or summary, a second exit without a
+// reason) leaves what an earlier event of the session stated, in the same
+// batch as in an earlier one: the rows are the same in batches of one
+// event as in one batch.
+func TestStatedValuesKeptWhereverBatchesEnd(t *testing.T) {
+	t.Parallel()
+	rec, ok := mapRecording(t, "acme", "../../testdata/recordings/codex-exec/shell.jsonl", "")
+	require.True(t, ok)
+	var base canonical.Event
+	for _, e := range rec.events {
+		if e.TurnID != "" {
+			base = e
+			break
+		}
+	}
+	require.NotEmpty(t, base.TurnID)
+	n := 0
+	event := func(p canonical.Payload) canonical.Event {
+		e := base
+		n++
+		e.EventID = uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "stated-%d", n)).String()
+		e.CreatedAt = e.CreatedAt.Add(time.Duration(n) * time.Second)
+		e.Payload = p
+		return e
+	}
+	rec.events = append(rec.events,
+		event(&canonical.ThreadStarted{ProviderThreadID: "thread-1"}),
+		event(&canonical.ThreadStarted{}),
+		event(&canonical.TaskStarted{TaskID: "task-1", Description: "index the repo", TaskType: "local_agent"}),
+		event(&canonical.TaskStarted{TaskID: "task-1"}),
+		event(&canonical.TaskCompleted{TaskID: "task-1", Status: canonical.TaskStatus("completed"), Summary: "indexed"}),
+		event(&canonical.TaskCompleted{TaskID: "task-1", Status: canonical.TaskStatus("completed")}),
+		event(&canonical.SessionExited{Reason: "killed", ExitKind: canonical.ExitError}),
+		event(&canonical.SessionExited{}),
+	)
+	for _, e := range rec.events[len(rec.events)-8:] {
+		require.NoError(t, canonical.Validate(e), "%T", e.Payload)
+	}
+	ctx := context.Background()
+	var dumps []string
+	for _, cfg := range []project.Config{{Workers: 1}, {Workers: 1, BatchSize: 1}} {
+		e := projectedBy(t, cfg, rec)
+		var thread, description, taskType, summary, reason, exitKind *string
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT (SELECT provider_thread_id FROM threads),
+				(SELECT description FROM tasks), (SELECT task_type FROM tasks), (SELECT summary FROM tasks),
+				(SELECT exit_reason FROM sessions), (SELECT exit_kind FROM sessions)`).
+			Scan(&thread, &description, &taskType, &summary, &reason, &exitKind))
+		got := []*string{thread, description, taskType, summary, reason, exitKind}
+		want := []string{"thread-1", "index the repo", "local_agent", "indexed", "killed", "error"}
+		for i := range want {
+			require.NotNil(t, got[i], "batches of %d (0: up to 1024): %s", cfg.BatchSize, want[i])
+			require.Equal(t, want[i], *got[i], "batches of %d (0: up to 1024)", cfg.BatchSize)
+		}
+		dumps = append(dumps, e.dump())
+	}
+	requireSameDump(t, dumps[0], dumps[1], "the projection in one batch")
 }
