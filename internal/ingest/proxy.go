@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/pkg/adapters/adapter"
 )
 
@@ -477,7 +478,11 @@ func (p *proxy) pump(ctx context.Context, connected func()) (uint64, error) {
 			if ctx.Err() != nil {
 				return 0, stopped(ctx, err)
 			}
-			p.in.Log.Warn("NATS is not reachable; the agent runs and its frames wait in the buffer", "err", err)
+			msg := "NATS is not reachable; the agent runs and its frames wait in the buffer"
+			if errors.Is(err, bus.ErrServerTooOld) {
+				msg = "the NATS server is too old to publish to; the agent runs and its frames wait in the buffer"
+			}
+			p.in.Log.Warn(msg, "err", err)
 			select {
 			case <-time.After(backoff):
 			case <-ctx.Done():
