@@ -79,6 +79,17 @@ type Conn interface {
 // does not know: it is older than the schema.
 var ErrNewerSchema = errors.New("the database schema is newer than this program")
 
+// MinServerVersion is the oldest PostgreSQL the schema runs on, as
+// server_version_num: the views read the tables with the rights of the
+// role that queries them (security_invoker, from PostgreSQL 15 on), so
+// that an analyst's row-level security holds through them. An older
+// server failed the first migration with "unrecognized parameter".
+const MinServerVersion = 150000
+
+// ErrServerTooOld is what Up fails with on a server older than
+// MinServerVersion.
+var ErrServerTooOld = errors.New("upgrade PostgreSQL to 15 or newer")
+
 // Up applies the migrations the database (its current schema, the first
 // of search_path) lacks, each in its own transaction, under an advisory lock
 // so that services starting together apply each once. It returns the
@@ -86,6 +97,9 @@ var ErrNewerSchema = errors.New("the database schema is newer than this program"
 func Up(ctx context.Context, conn Conn) ([]int, error) {
 	all, err := All()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkServer(ctx, conn, MinServerVersion); err != nil {
 		return nil, err
 	}
 	const key = `hashtext('agentwire.migrate.' || current_schema())`
@@ -112,6 +126,21 @@ func Up(ctx context.Context, conn Conn) ([]int, error) {
 		applied = append(applied, m.Version)
 	}
 	return applied, nil
+}
+
+// checkServer fails with ErrServerTooOld when the server's
+// server_version_num is below least.
+func checkServer(ctx context.Context, conn Conn, least int) error {
+	var num int
+	var version string
+	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int, current_setting('server_version')`).Scan(&num, &version); err != nil {
+		return fmt.Errorf("migrate: server version: %w", err)
+	}
+	if num < least {
+		return fmt.Errorf("migrate: the database runs PostgreSQL %s, and agentwire's views need %d or newer to read with the querying role's rights (security_invoker), which its row-level security relies on: %w",
+			version, least/10000, ErrServerTooOld)
+	}
+	return nil
 }
 
 func apply(ctx context.Context, conn Conn, m Migration) error {

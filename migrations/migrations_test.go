@@ -3,6 +3,7 @@ package migrations_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -258,4 +259,29 @@ func migrated(t *testing.T) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	return pool
+}
+
+// TestServerVersion: this suite's server is new enough; one older than a
+// version asked for is refused with what to do, naming its version.
+func TestServerVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := dbtest.Schema(t)
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if err := migrations.CheckServer(ctx, c, migrations.MinServerVersion); err != nil {
+		t.Fatal(err)
+	}
+	var version string
+	if err := c.QueryRow(ctx, `SHOW server_version`).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	err = migrations.CheckServer(ctx, c, 990000)
+	if !errors.Is(err, migrations.ErrServerTooOld) || !strings.Contains(err.Error(), "PostgreSQL "+version+",") ||
+		!strings.Contains(err.Error(), "need 99 or newer") {
+		t.Fatalf("a server older than asked for: %v", err)
+	}
 }
