@@ -34,7 +34,7 @@ var (
 	// ConsumerReset rewinds a consumer to its ack floor in one request
 	// (ADR-60). It is not required: RewindProjectConsumer makes the
 	// consumer anew on an older server.
-	ConsumerReset = Feature{Since: "2.14.0", Use: "a consumer is rewound to its ack floor in one request"}
+	ConsumerReset = Feature{Since: "2.14.0", Use: "the projector needs to rewind its consumer to its ack floor in one request"}
 )
 
 // Features are every Feature agentwire requires.
