@@ -88,7 +88,7 @@ const MinServerVersion = 150000
 
 // ErrServerTooOld is what Up fails with on a server older than
 // MinServerVersion.
-var ErrServerTooOld = errors.New("upgrade PostgreSQL to 15 or newer")
+var ErrServerTooOld = fmt.Errorf("upgrade PostgreSQL to %d or newer", MinServerVersion/10000)
 
 // Up applies the migrations the database (its current schema, the first
 // of search_path) lacks, each in its own transaction, under an advisory lock

@@ -55,12 +55,11 @@ func (l *Layout) EnsureProjectConsumer(ctx context.Context, name string, maxAckP
 	case err != nil:
 		return nil, 0, fmt.Errorf("consumer %s: %w", name, err)
 	case old.CachedInfo().Config.AckPolicy != want.AckPolicy:
-		floor := old.CachedInfo().AckFloor.Stream
-		if err := l.JS.DeleteConsumer(ctx, RuntimeStream, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		remadeFrom = old.CachedInfo().AckFloor.Stream + 1
+		if c, err = l.remake(ctx, want, remadeFrom); err != nil {
 			return nil, 0, fmt.Errorf("make consumer %s anew with cumulative acks: %w", name, err)
 		}
-		remadeFrom = floor + 1
-		want.DeliverPolicy, want.OptStartSeq = jetstream.DeliverByStartSequencePolicy, remadeFrom
+		return c, remadeFrom, nil
 	default:
 		cfg := old.CachedInfo().Config
 		want.DeliverPolicy, want.OptStartSeq, want.OptStartTime = cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime
@@ -107,16 +106,21 @@ func (l *Layout) remakeFromAckFloor(ctx context.Context, c jetstream.Consumer) (
 	if info.Delivered.Consumer == 0 {
 		return c, nil // its deliveries start at 1
 	}
-	cfg := info.Config
-	cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = jetstream.DeliverByStartSequencePolicy, info.AckFloor.Stream+1, nil
-	if err := l.JS.DeleteConsumer(ctx, RuntimeStream, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return nil, fmt.Errorf("rewind consumer %s to its ack floor: make it anew: %w", name, err)
-	}
-	remade, err := l.JS.CreateConsumer(ctx, RuntimeStream, cfg)
+	remade, err := l.remake(ctx, info.Config, info.AckFloor.Stream+1)
 	if err != nil {
 		return nil, fmt.Errorf("rewind consumer %s to its ack floor: make it anew: %w", name, err)
 	}
 	return remade, nil
+}
+
+// remake deletes the RUNTIME consumer cfg names and makes it anew with
+// cfg, delivering from stream sequence from on.
+func (l *Layout) remake(ctx context.Context, cfg jetstream.ConsumerConfig, from uint64) (jetstream.Consumer, error) {
+	if err := l.JS.DeleteConsumer(ctx, RuntimeStream, cfg.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, err
+	}
+	cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = jetstream.DeliverByStartSequencePolicy, from, nil
+	return l.JS.CreateConsumer(ctx, RuntimeStream, cfg)
 }
 
 // DeadLetterProjectSubject is where the projector puts an event it cannot

@@ -42,10 +42,20 @@ var Features = []Feature{StreamMetadata, PinnedConsumers}
 
 // MinServer is the oldest NATS server every agentwire service runs on:
 // the newest Since of the features it requires.
-const MinServer = "2.11.0"
+var MinServer = newestSince(Features)
 
 // ErrServerTooOld is what Require fails with.
 var ErrServerTooOld = errors.New("upgrade the NATS server to " + MinServer + " or newer")
+
+func newestSince(features []Feature) string {
+	newest := ""
+	for _, f := range features {
+		if newest == "" || !VersionAtLeast(newest, f.Since) {
+			newest = f.Since
+		}
+	}
+	return newest
+}
 
 // Require returns an error naming the server's version and what it lacks
 // when the server nc is connected to is older than a feature needs; the
