@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/adaptertest"
@@ -171,11 +172,25 @@ func mapLinesAs(t *testing.T, dialect, tenant, name, sessionKey string, lines []
 
 // publish puts the recordings' events on RUNTIME, sessions interleaved
 // (each in order), each event `copies` times (copies after the first
-// without a message id, so the stream keeps them).
+// without a message id, so the stream keeps them). It publishes without
+// waiting for each ack (one connection keeps the order), in windows below
+// the client's limit of acks pending, and returns once the stream holds
+// them all.
 func (e *env) publish(recs []recording, copies int) int {
 	e.t.Helper()
-	ctx := context.Background()
+	var futures []jetstream.PubAckFuture
 	n := 0
+	acked := func() {
+		for _, f := range futures {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				require.NoError(e.t, err, "publish %s", f.Msg().Subject)
+			}
+		}
+		n += len(futures)
+		futures = futures[:0]
+	}
 	for i := 0; ; i++ {
 		more := false
 		for _, r := range recs {
@@ -189,18 +204,20 @@ func (e *env) publish(recs []recording, copies int) int {
 				if c > 0 {
 					msg.Header.Del(bus.HeaderMsgID)
 				}
-				_, err = e.layout.JS.PublishMsg(ctx, msg)
+				f, err := e.layout.JS.PublishMsgAsync(msg)
 				require.NoError(e.t, err)
-				n++
+				if futures = append(futures, f); len(futures) == 1000 {
+					acked()
+				}
 			}
 		}
 		if !more {
+			acked()
 			return n
 		}
 	}
 }
 
-// start runs a projector until the test ends and returns it.
 func (e *env) start(cfg project.Config) *project.Projector {
 	e.t.Helper()
 	p := project.New(e.pool, e.layout, cfg, quiet())
@@ -235,27 +252,45 @@ func (e *env) run(cfg project.Config) (*project.Projector, func()) {
 }
 
 // waitApplied waits until the consumer has acked everything in RUNTIME.
+// It fails when the ack floor stops moving for stallLimit, not after a
+// fixed time: a big projection under the race detector on a busy machine
+// takes minutes, and a stuck projector is caught just as surely.
 func (e *env) waitApplied(consumer string) {
 	e.t.Helper()
 	if consumer == "" {
 		consumer = bus.ProjectConsumer
 	}
+	const stallLimit = 45 * time.Second
 	ctx := context.Background()
-	require.Eventually(e.t, func() bool {
+	var floor uint64
+	moved := time.Now()
+	for {
 		st, err := e.layout.JS.Stream(ctx, bus.RuntimeStream)
-		if err != nil {
-			return false
+		require.NoError(e.t, err)
+		ci, err := e.consumerInfo(ctx, st, consumer)
+		if err == nil {
+			if ci.AckFloor.Stream == st.CachedInfo().State.LastSeq && ci.NumAckPending == 0 {
+				return
+			}
+			if ci.AckFloor.Stream != floor {
+				floor, moved = ci.AckFloor.Stream, time.Now()
+			}
 		}
-		c, err := st.Consumer(ctx, consumer)
-		if err != nil {
-			return false
+		if time.Since(moved) > stallLimit {
+			e.t.Fatalf("the projector did not ack all of RUNTIME: its ack floor stayed at %d of %d for %v (last error: %v)",
+				floor, st.CachedInfo().State.LastSeq, stallLimit, err)
 		}
-		ci, err := c.Info(ctx)
-		if err != nil {
-			return false
-		}
-		return ci.AckFloor.Stream == st.CachedInfo().State.LastSeq && ci.NumAckPending == 0
-	}, 45*time.Second, 50*time.Millisecond, "the projector did not ack all of RUNTIME")
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// consumerInfo is a consumer's current info.
+func (e *env) consumerInfo(ctx context.Context, st jetstream.Stream, consumer string) (*jetstream.ConsumerInfo, error) {
+	c, err := st.Consumer(ctx, consumer)
+	if err != nil {
+		return nil, err
+	}
+	return c.Info(ctx)
 }
 
 // projectionTables are dumped in full; events are dumped without the
