@@ -94,10 +94,17 @@ var ErrServerTooOld = fmt.Errorf("upgrade PostgreSQL to %d or newer", MinServerV
 // of search_path) lacks, each in its own transaction, under an advisory lock
 // so that services starting together apply each once. It returns the
 // versions it applied.
-func Up(ctx context.Context, conn Conn) ([]int, error) {
+func Up(ctx context.Context, conn Conn) ([]int, error) { return upTo(ctx, conn, 0) }
+
+// upTo is Up, stopping after version last (0: the newest), so that a test
+// can put rows in the schema a migration finds.
+func upTo(ctx context.Context, conn Conn, last int) ([]int, error) {
 	all, err := All()
 	if err != nil {
 		return nil, err
+	}
+	if last > 0 {
+		all = all[:min(last, len(all))]
 	}
 	if err := checkServer(ctx, conn, MinServerVersion); err != nil {
 		return nil, err

@@ -285,3 +285,62 @@ func TestServerVersion(t *testing.T) {
 		t.Fatalf("a server older than asked for: %v", err)
 	}
 }
+
+// TestTurnUsageCounted: migration 034 says of each turn projected before
+// it whether its usage columns are its own count, from the ledger, which
+// holds that count as rows that are not provisional; a count reported on
+// the way is provisional there, and a turn without usage has NULL.
+func TestTurnUsageCounted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := dbtest.Schema(t)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := migrations.UpTo(ctx, conn, 33); err != nil {
+		t.Fatal(err)
+	}
+	const session = "00000000-0000-0000-0000-00000000000a"
+	for _, turn := range []struct {
+		id, ledger string // ledger: "" none, else whether provisional
+		usage      bool
+	}{
+		{"00000000-0000-0000-0000-000000000001", "false", true},
+		{"00000000-0000-0000-0000-000000000002", "true", true},
+		{"00000000-0000-0000-0000-000000000003", "", false},
+	} {
+		var tokens *int64
+		if turn.usage {
+			tokens = new(int64(7))
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO turns (tenant_id, turn_id, session_id, provider, updated_at, input_tokens)
+			VALUES ('acme', $1, $2, 'codex', now(), $3)`, turn.id, session, tokens); err != nil {
+			t.Fatal(err)
+		}
+		if turn.ledger == "" {
+			continue
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO usage_ledger (tenant_id, usage_key, turn_id, model, provider, session_id, occurred_at,
+				input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_output_tokens, provisional)
+			VALUES ('acme', $1, $1, 'gpt-5', 'codex', $2, now(), 7, 0, 0, 0, 0, $3)`, turn.id, session, turn.ledger); err != nil {
+			t.Fatal(err)
+		}
+	}
+	applied, err := migrations.Up(ctx, conn)
+	if err != nil || !slices.Contains(applied, 34) {
+		t.Fatalf("applied %v (%v), want 034 among them", applied, err)
+	}
+	rows, err := conn.Query(ctx, `SELECT coalesce(usage_counted::text, 'NULL') FROM turns ORDER BY turn_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"true", "false", "NULL"}; !slices.Equal(got, want) {
+		t.Fatalf("usage_counted %v, want %v", got, want)
+	}
+}

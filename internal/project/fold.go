@@ -126,6 +126,20 @@ type turnPatch struct {
 	// message's), by which the views count a turn two sessions describe
 	// under two ids once.
 	providerTurn *string
+	// counted says the turn's end in this batch stated its own usage,
+	// which no report of the usage so far replaces (turns.usage_counted).
+	counted bool
+}
+
+// usageCounted is the value of turns.usage_counted: NULL without a usage.
+func (t *turnPatch) usageCounted() *bool {
+	switch {
+	case t.usage == nil:
+		return nil
+	case t.counted:
+		return &yes
+	}
+	return &no
 }
 
 // numStreams is the number of text columns of an item, one per StreamKind.
@@ -794,7 +808,7 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 		t.errorMessage = new(p.ErrorMessage)
 	}
 	if p.Usage != nil {
-		t.usage = new(*p.Usage)
+		t.usage, t.counted = new(*p.Usage), true
 	}
 	if p.TotalCostUSD != nil {
 		t.cost = new(*p.TotalCostUSD)
@@ -836,8 +850,11 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 // down, else one row whose model is resolved when written.
 func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsageUpdated) {
 	t := w.turn(e)
-	if t.ended.at != nil {
-		return // ended in this batch: its own count stands
+	if t.counted {
+		// Its end in this batch stated its own count, which stands. A
+		// report after an end that stated none (Codex counts after
+		// turn_aborted) is the latest count there is.
+		return
 	}
 	t.usage = new(*p.Turn)
 	// The provider's id of the turn, as its end will say it: a log cut off

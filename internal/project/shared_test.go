@@ -347,14 +347,11 @@ func TestProjectionWhereverBatchesEnd(t *testing.T) {
 	requireSameDump(t, dumps[0], dumps[1], "the projection in batches of 1024")
 }
 
-// TestStatedValuesKeptWhereverBatchesEnd: an event that states nothing of
-// a column (a thread started again without the provider's id, a task
-// restated without its description or summary, a second exit without a
-// reason) leaves what an earlier event of the session stated, in the same
-// batch as in an earlier one: the rows are the same in batches of one
-// event as in one batch.
-func TestStatedValuesKeptWhereverBatchesEnd(t *testing.T) {
-	t.Parallel()
+// withEvents is a recorded codex exec session and a function that makes
+// more events of its first turn, each a second after the one before, for
+// a test to append: what no recording has, on rows a recording made.
+func withEvents(t *testing.T, name string) (recording, func(canonical.Payload) canonical.Event) {
+	t.Helper()
 	rec, ok := mapRecording(t, "acme", "../../testdata/recordings/codex-exec/shell.jsonl", "")
 	require.True(t, ok)
 	var base canonical.Event
@@ -366,14 +363,26 @@ func TestStatedValuesKeptWhereverBatchesEnd(t *testing.T) {
 	}
 	require.NotEmpty(t, base.TurnID)
 	n := 0
-	event := func(p canonical.Payload) canonical.Event {
+	return rec, func(p canonical.Payload) canonical.Event {
 		e := base
 		n++
-		e.EventID = uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "stated-%d", n)).String()
+		e.EventID = uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "%s-%d", name, n)).String()
 		e.CreatedAt = e.CreatedAt.Add(time.Duration(n) * time.Second)
 		e.Payload = p
+		require.NoError(t, canonical.Validate(e), "%T", p)
 		return e
 	}
+}
+
+// TestStatedValuesKeptWhereverBatchesEnd: an event that states nothing of
+// a column (a thread started again without the provider's id, a task
+// restated without its description or summary, a second exit without a
+// reason) leaves what an earlier event of the session stated, in the same
+// batch as in an earlier one: the rows are the same in batches of one
+// event as in one batch.
+func TestStatedValuesKeptWhereverBatchesEnd(t *testing.T) {
+	t.Parallel()
+	rec, event := withEvents(t, "stated")
 	rec.events = append(rec.events,
 		event(&canonical.ThreadStarted{ProviderThreadID: "thread-1"}),
 		event(&canonical.ThreadStarted{}),
@@ -384,9 +393,6 @@ func TestStatedValuesKeptWhereverBatchesEnd(t *testing.T) {
 		event(&canonical.SessionExited{Reason: "killed", ExitKind: canonical.ExitError}),
 		event(&canonical.SessionExited{}),
 	)
-	for _, e := range rec.events[len(rec.events)-8:] {
-		require.NoError(t, canonical.Validate(e), "%T", e.Payload)
-	}
 	ctx := context.Background()
 	var dumps []string
 	for _, cfg := range []project.Config{{Workers: 1}, {Workers: 1, BatchSize: 1}} {

@@ -59,6 +59,10 @@ type column struct {
 	provided string
 	// rank orders the values of a column merged by kindRank.
 	rank []string
+	// stands names a bool column of a kindLatest column's row: a value
+	// stored with it true is not replaced by one with it false (a turn's
+	// own count, stated at its end, by a count reported on the way).
+	stands string
 }
 
 // upsertSQL builds INSERT INTO table ... SELECT FROM unnest(...) ON
@@ -153,6 +157,9 @@ func shared(alias string, cols []column) ([]column, []string) {
 		switch c.kind {
 		case kindLatest:
 			merge = fresh
+			if c.stands != "" {
+				merge = fmt.Sprintf("CASE WHEN %s.%s IS TRUE AND %s.%s IS NOT TRUE THEN %s ELSE %s END", r, c.stands, x, c.stands, R, fresh)
+			}
 		case kindFirst:
 			merge = fmt.Sprintf("coalesce(%s, %s)", R, X)
 		case kindMap:
@@ -243,11 +250,12 @@ var sessionCols = []column{
 
 var upsertSessions = upsertSQL("sessions", "s", "(tenant_id, session_id)", sessionCols, ownSets(sessionCols))
 
-// usageColumns are the token columns of threads and turns, merged as k.
-func usageColumns(k mergeKind) []column {
+// usageColumns are the token columns of threads and turns, merged as k
+// (and stands, see column).
+func usageColumns(k mergeKind, stands string) []column {
 	var out []column
 	for _, n := range []string{"input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"} {
-		out = append(out, column{name: n, typ: "int8", kind: k})
+		out = append(out, column{name: n, typ: "int8", kind: k, stands: stands})
 	}
 	return out
 }
@@ -267,7 +275,7 @@ var threadCols, threadSets = shared("t", slices.Concat([]column{
 	// saw all of it or the part up to where it stopped (a resumed codex
 	// exec run counts the runs before it; a cut log, less than its
 	// stream). The greatest any session saw is the thread's.
-}, usageColumns(kindGreatest), []column{
+}, usageColumns(kindGreatest, ""), []column{
 	{name: "context_window", typ: "int8", kind: kindLatest},
 	{name: "started_at", typ: "timestamptz", kind: kindFirst},
 	{name: "updated_at", typ: "timestamptz", kind: kindGreatest},
@@ -298,7 +306,10 @@ var turnCols, turnSets = shared("t", slices.Concat([]column{
 	{name: "stop_reason", typ: "text", kind: kindLatest},
 	{name: "error_message", typ: "text", kind: kindLatest},
 	{name: "error_class", typ: "text", kind: kindLatest},
-}, usageColumns(kindLatest), []column{
+	// A turn's usage is its own count when its end states one, else the
+	// latest count reported on the way (a log cut off mid-turn, a Codex
+	// turn interrupted); a report after the end never replaces the own.
+}, usageColumns(kindLatest, "usage_counted"), []column{
 	{name: "cost_usd", typ: "numeric", kind: kindLatest},
 	{name: "duration_ms", typ: "int8", kind: kindLatest},
 	{name: "plan", typ: "text", value: "x.plan::jsonb", kind: kindLatest},
@@ -310,6 +321,8 @@ var turnCols, turnSets = shared("t", slices.Concat([]column{
 	// Set with the times they qualify, so taken from the same session.
 	{name: "started_at_ingested", typ: "bool", kind: kindFirst},
 	{name: "ended_at_ingested", typ: "bool", kind: kindLatest},
+	// Provided with the usage, so taken from the same session.
+	{name: "usage_counted", typ: "bool", kind: kindLatest, stands: "usage_counted"},
 }))
 
 var upsertTurns = upsertSQL("turns", "t", "(tenant_id, turn_id)", turnCols, turnSets)
@@ -910,7 +923,7 @@ func (w *writes) queue(b *pgx.Batch) {
 			u := usageOf(t.usage)
 			rs.add(k.tenant, k.id, k.session, t.thread, t.provider, t.state, t.model, t.effort, t.started.at, t.ended.at,
 				t.stopReason, t.errorMessage, t.errorClass, u.in, u.cached, u.write, u.out, u.reasoning, t.cost, t.durationMs,
-				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn, t.started.flag(), t.ended.flag())
+				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn, t.started.flag(), t.ended.flag(), t.usageCounted())
 		}
 		rs.queueTo(b, upsertTurns)
 	}

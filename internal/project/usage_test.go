@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -193,6 +194,52 @@ func TestThreadUsageWhereverBatchesEnd(t *testing.T) {
 		// Uncached input 37208 - 2432; cached, output and reasoning of the
 		// first process's last count.
 		require.Equal(t, []int64{34776, 6016, 0, 409, 320}, usage, "batches of %d", cfg.BatchSize)
+		dumps = append(dumps, e.dump())
+	}
+	requireSameDump(t, dumps[0], dumps[1], "the projection in one batch")
+}
+
+// TestTurnUsageWhereverBatchesEnd: a report of a turn's usage so far that
+// comes after the turn ended (Codex counts tokens after an interrupted
+// turn's turn_aborted) counts as long as the turn stated no count of its
+// own at its end, and never replaces one it stated, in the same batch as
+// in a later one.
+func TestTurnUsageWhereverBatchesEnd(t *testing.T) {
+	t.Parallel()
+	rec, event := withEvents(t, "turn-usage")
+	turn := func(name string, p canonical.Payload) canonical.Event {
+		e := event(p)
+		e.TurnID = uuid.NewSHA1(uuid.NameSpaceURL, []byte(name)).String()
+		return e
+	}
+	soFar := func(name string, input int64) canonical.Event {
+		u := canonical.TokenUsage{InputTokens: input, OutputTokens: 1}
+		return turn(name, &canonical.ThreadTokenUsageUpdated{Usage: u, Turn: &u})
+	}
+	rec.events = append(rec.events,
+		turn("interrupted", &canonical.TurnStarted{}),
+		soFar("interrupted", 100),
+		turn("interrupted", &canonical.TurnAborted{Reason: "interrupted"}),
+		soFar("interrupted", 150),
+		turn("counted", &canonical.TurnStarted{}),
+		soFar("counted", 10),
+		turn("counted", &canonical.TurnCompleted{State: canonical.TurnStateCompleted, Usage: &canonical.TokenUsage{InputTokens: 40, OutputTokens: 2}}),
+		soFar("counted", 55),
+	)
+	ctx := context.Background()
+	var dumps []string
+	for _, cfg := range []project.Config{{Workers: 1}, {Workers: 1, BatchSize: 1}} {
+		e := projectedBy(t, cfg, rec)
+		for name, want := range map[string]string{"interrupted": "150 true", "counted": "40 false"} {
+			id := uuid.NewSHA1(uuid.NameSpaceURL, []byte(name)).String()
+			var turnInput, ledgerInput int64
+			var provisional bool
+			require.NoError(t, e.pool.QueryRow(ctx, `SELECT t.input_tokens, l.input_tokens, l.provisional
+				FROM turns t JOIN usage_ledger l USING (tenant_id, turn_id) WHERE t.turn_id = $1`, id).
+				Scan(&turnInput, &ledgerInput, &provisional))
+			require.Equal(t, want, fmt.Sprint(ledgerInput, " ", provisional), "%s: the ledger, batches of %d", name, cfg.BatchSize)
+			require.Equal(t, ledgerInput, turnInput, "%s: the turn's row, batches of %d", name, cfg.BatchSize)
+		}
 		dumps = append(dumps, e.dump())
 	}
 	requireSameDump(t, dumps[0], dumps[1], "the projection in one batch")
