@@ -3,6 +3,7 @@ package project_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -345,6 +346,58 @@ func TestProjectionWhereverBatchesEnd(t *testing.T) {
 		dumps = append(dumps, projectedBy(t, cfg, recs...).dump())
 	}
 	requireSameDump(t, dumps[0], dumps[1], "the projection in batches of 1024")
+}
+
+// TestAnyOrderWhereverBatchesEnd: recorded events of every dialect, drawn
+// at random into one session (seeded), in any order and repeated: a
+// turn's events after its end, deltas before their item, states and
+// counts reported again, fields stated then left empty. No agent emits
+// such a session; a fold that kept anything otherwise than the upsert
+// does across batches would differ here. Projected in one batch and in
+// batches of 1 to 3, the rows are the same. The usage ledger is left out:
+// a usage report that names no model takes the turn's or the session's as
+// its batch ends, so a model stated after the report, in its batch, names
+// it; no agent states one after its usage, and
+// TestProjectionWhereverBatchesEnd compares the ledger on real orders.
+func TestAnyOrderWhereverBatchesEnd(t *testing.T) {
+	t.Parallel()
+	var drawn []canonical.Event
+	for _, r := range recordings(t, "acme") {
+		drawn = append(drawn, r.events...)
+	}
+	for seed := range 6 {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(uint64(seed), 0)) //nolint:gosec // a test's reproducible draw
+			session := uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "any-order-%d", seed)).String()
+			rec := recording{name: "any order"}
+			for i := range 300 {
+				e := drawn[rng.IntN(len(drawn))]
+				e.SessionID = session
+				e.EventID = uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "any-order-%d-%d", seed, i)).String()
+				e.CreatedAt = drawn[0].CreatedAt.Add(time.Duration(i) * time.Second)
+				rec.events = append(rec.events, e)
+			}
+			var dumps []string
+			for _, cfg := range []project.Config{{Workers: 1}, {Workers: 1, BatchSize: 1 + seed%3}} {
+				dumps = append(dumps, withoutTable(projectedBy(t, cfg, rec).dump(), "usage_ledger"))
+			}
+			requireSameDump(t, dumps[0], dumps[1], "the projection in one batch")
+		})
+	}
+}
+
+// withoutTable is a dump without one table's rows.
+func withoutTable(dump, table string) string {
+	start := strings.Index(dump, "== "+table+"\n")
+	if start < 0 {
+		panic("withoutTable: no table " + table)
+	}
+	end := strings.Index(dump[start+1:], "\n== ")
+	if end < 0 {
+		return dump[:start]
+	}
+	return dump[:start] + dump[start+1+end+1:]
 }
 
 // withEvents is a recorded codex exec session and a function that makes
