@@ -413,10 +413,11 @@ func leftOut(t *testing.T, rng *rand.Rand, e canonical.Event) canonical.Payload 
 	}
 	f := out.Elem().Field(stated[rng.IntN(len(stated))])
 	f.Set(reflect.Zero(f.Type()))
-	p, ok := out.Interface().(canonical.Payload)
+	p, ok := reflect.TypeAssert[canonical.Payload](out)
 	require.True(t, ok)
+	original := e.Payload
 	if e.Payload = p; canonical.Validate(e) != nil {
-		return v.Interface().(canonical.Payload)
+		return original
 	}
 	return p
 }

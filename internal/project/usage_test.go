@@ -203,8 +203,8 @@ func TestThreadUsageWhereverBatchesEnd(t *testing.T) {
 // comes after the turn ended (Codex counts tokens after an interrupted
 // turn's turn_aborted) counts as long as the turn stated no count of its
 // own at its end, and never replaces one it stated, in the same batch as
-// in a later one; the model it names names a turn that has none either
-// way.
+// in a later one; a turn that has no model takes the one it names
+// either way.
 func TestTurnUsageWhereverBatchesEnd(t *testing.T) {
 	t.Parallel()
 	rec, event := withEvents(t, "turn-usage")
