@@ -243,6 +243,10 @@ type ledgerRow struct {
 	at           time.Time
 	usage        canonical.TokenUsage
 	cost         *float64
+	// turnModel and sessionModel are the models this batch stated of the
+	// row's turn and session before the count, for a count that names
+	// none (ledgerSource).
+	turnModel, sessionModel *string
 }
 
 type ledgerKey struct{ tenant, session, turn, model string }
@@ -825,7 +829,7 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 		delete(w.soFar, key3{e.Tenant, e.SessionID, e.TurnID})
 	}
 	row := func(model string, u canonical.TokenUsage, cost *float64) {
-		r := newLedgerRow(e, model, u)
+		r := w.ledgerRow(e, model, u)
 		r.cost = cost
 		w.ledger[ledgerKey{e.Tenant, e.SessionID, e.TurnID, model}] = &r
 	}
@@ -839,8 +843,8 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 			row(m, mu.TokenUsage, cost)
 		}
 	case p.Usage != nil:
-		// The model is resolved when written: the turn's, else the
-		// session's (see upsertLedger).
+		// A count that names no model is the turn's, else the
+		// session's, as known when it came (ledgerRow).
 		row("", *p.Usage, p.TotalCostUSD)
 	}
 }
@@ -868,10 +872,10 @@ func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsag
 	t.usage = new(*p.Turn)
 	var rows []ledgerRow
 	for _, m := range slices.Sorted(maps.Keys(p.TurnModelUsage)) {
-		rows = append(rows, newLedgerRow(e, m, p.TurnModelUsage[m].TokenUsage))
+		rows = append(rows, w.ledgerRow(e, m, p.TurnModelUsage[m].TokenUsage))
 	}
 	if len(rows) == 0 {
-		rows = append(rows, newLedgerRow(e, "", *p.Turn))
+		rows = append(rows, w.ledgerRow(e, "", *p.Turn))
 	}
 	w.soFar[key3{e.Tenant, e.SessionID, e.TurnID}] = rows
 }
@@ -886,11 +890,25 @@ func (t *turnPatch) soleModel(usage map[string]canonical.ModelUsage) {
 	}
 }
 
-func newLedgerRow(e *canonical.Event, model string, u canonical.TokenUsage) ledgerRow {
-	return ledgerRow{
+// ledgerRow is a ledger row of e's turn. A count that names no model is
+// the turn's model's, else the session's, as known when e came: what this
+// batch stated before e is kept with the row (the statements read the
+// tables as earlier batches left them), so that a model stated after e in
+// its batch does not name it, as it does not when a later batch states it.
+func (w *writes) ledgerRow(e *canonical.Event, model string, u canonical.TokenUsage) ledgerRow {
+	r := ledgerRow{
 		tenant: e.Tenant, turn: e.TurnID, model: model, provider: string(e.Provider), session: e.SessionID,
 		thread: str(e.ThreadID), providerTurn: e.ProviderRefs.ProviderTurnID, at: e.CreatedAt, usage: u,
 	}
+	if model == "" {
+		if t := w.turns[key3{e.Tenant, e.SessionID, e.TurnID}]; t != nil {
+			r.turnModel = t.model
+		}
+		if s := w.sessions[key{e.Tenant, e.SessionID}]; s != nil {
+			r.sessionModel = s.model
+		}
+	}
+	return r
 }
 
 func (w *writes) rateLimits(e *canonical.Event, p *canonical.AccountRateLimitsUpdated) {

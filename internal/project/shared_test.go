@@ -356,10 +356,11 @@ func TestProjectionWhereverBatchesEnd(t *testing.T) {
 // such a session; a fold that kept anything otherwise than the upsert
 // does across batches would differ here. Projected in one batch and in
 // batches of 1 to 3, the rows are the same. The usage ledger is left out:
-// a usage report that names no model takes the turn's or the session's as
-// its batch ends, so a model stated after the report, in its batch, names
-// it; no agent states one after its usage, and
-// TestProjectionWhereverBatchesEnd compares the ledger on real orders.
+// in such draws a turn ends twice with its count broken down by other
+// models, or two turns of one session share the provider's turn id, and
+// which of their rows stand depends on where batches end. No agent does
+// either; TestProjectionWhereverBatchesEnd compares the ledger on real
+// orders, TestTurnUsageWhereverBatchesEnd on counts after a turn's end.
 func TestAnyOrderWhereverBatchesEnd(t *testing.T) {
 	t.Parallel()
 	var drawn []canonical.Event

@@ -544,11 +544,11 @@ const ledgerSource = `
     SELECT x.t, k.usage_key, x.turn::uuid AS turn, m.model, x.p, x.s::uuid AS s, x.th::uuid AS th, x.at,
         x.i, x.ci, x.cw, x.o, x.r, x.c
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
-        $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::numeric[], $14::text[])
-        AS x(t, turn, mo, p, s, th, at, i, ci, cw, o, r, c, pt)
+        $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::numeric[], $14::text[], $15::text[], $16::text[])
+        AS x(t, turn, mo, p, s, th, at, i, ci, cw, o, r, c, pt, tm, sm)
     CROSS JOIN LATERAL (SELECT turn_key(x.t, x.th::uuid, x.pt, x.turn::uuid) AS usage_key) k
     CROSS JOIN LATERAL (SELECT coalesce(nullif(x.mo, ''),
-            (SELECT model FROM turns WHERE tenant_id = x.t AND turn_id = x.turn::uuid),
+            (SELECT model FROM turns WHERE tenant_id = x.t AND turn_id = x.turn::uuid), x.tm, x.sm,
             (SELECT model FROM sessions WHERE tenant_id = x.t AND session_id = x.s::uuid), 'unknown') AS model) m`
 
 // The usage a turn reported before it ended is kept as provisional rows
@@ -561,10 +561,9 @@ const ledgerSource = `
 // turn's own rows and another writing a report of the same turn (a Claude
 // stream and its log applied by two workers) would each miss what the
 // other had not committed yet, and a report under another model would
-// stay beside the turn's own count. Their shared thread row orders such
-// transactions today; this does not depend on it. Taken in a statement of
-// its own, so that the statements after it see what the other committed;
-// in key order.
+// stay beside the turn's own count. Taken in a statement of its own, so
+// that the statements after it see what the other committed; in key
+// order.
 const lockUsageKeys = `
 SELECT pg_advisory_xact_lock(k.h) FROM (
     SELECT DISTINCT hashtextextended(y.t || '/' || y.usage_key::text, 0) AS h FROM (` + ledgerKeys + `) y ORDER BY 1
@@ -610,12 +609,12 @@ ORDER BY y.t, y.usage_key, y.model, y.turn
 ON CONFLICT DO NOTHING`
 
 // ledgerTypes are the parameter types of ledgerSource.
-var ledgerTypes = []string{"text", "text", "text", "text", "text", "text", "timestamptz", "int8", "int8", "int8", "int8", "int8", "numeric", "text"}
+var ledgerTypes = []string{"text", "text", "text", "text", "text", "text", "timestamptz", "int8", "int8", "int8", "int8", "int8", "numeric", "text", "text", "text"}
 
 func (r *rows) addLedger(l *ledgerRow) {
 	r.add(l.tenant, l.turn, l.model, l.provider, l.session, l.thread, l.at,
 		l.usage.InputTokens, l.usage.CachedInputTokens, l.usage.CacheWriteInputTokens, l.usage.OutputTokens,
-		l.usage.ReasoningOutputTokens, l.cost, l.providerTurn)
+		l.usage.ReasoningOutputTokens, l.cost, l.providerTurn, l.turnModel, l.sessionModel)
 }
 
 // ledgerOwned sets the ledger's columns that are the smallest session's
@@ -897,6 +896,34 @@ func usageOf(u *canonical.TokenUsage) usageVals {
 
 // queue adds the batch's statements to b, table by table in a fixed order.
 func (w *writes) queue(b *pgx.Batch) {
+	// The ledger first: a count that names no model reads the turn's and
+	// the session's as earlier batches left them (ledgerRow). Every turn
+	// the batch writes ledger rows of is locked first (see lockUsageKeys),
+	// by every batch before any row of the tables below.
+	own, ownKeys := newRowsOf(ledgerTypes...), newRowsOf(keyTypes...)
+	soFar, soFarKeys := newRowsOf(ledgerTypes...), newRowsOf(keyTypes...)
+	locks := newRowsOf(keyTypes...)
+	for _, k := range sortedKeys(w.ledger, func(a, b ledgerKey) int {
+		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.turn, b.turn), cmp.Compare(a.model, b.model), cmp.Compare(a.session, b.session))
+	}) {
+		own.addLedger(w.ledger[k])
+		ownKeys.addKey(w.ledger[k])
+		locks.addKey(w.ledger[k])
+	}
+	for _, k := range sortedKeys(w.soFar, cmpShared) {
+		// A report's rows share their turn: one key each.
+		soFarKeys.addKey(&w.soFar[k][0])
+		locks.addKey(&w.soFar[k][0])
+		for i := range w.soFar[k] {
+			soFar.addLedger(&w.soFar[k][i])
+		}
+	}
+	locks.queueTo(b, lockUsageKeys)
+	ownKeys.queueTo(b, dropProvisional)
+	own.queueTo(b, upsertLedger)
+	soFarKeys.queueTo(b, replaceProvisional)
+	soFar.queueTo(b, insertProvisional)
+
 	rs := newRows(sessionCols)
 	for _, k := range sortedKeys(w.sessions, cmpKey) {
 		s := w.sessions[k]
@@ -1007,32 +1034,6 @@ func (w *writes) queue(b *pgx.Batch) {
 			r.resetsAt, r.status, rawJSON(r.snapshot))
 	}
 	rs.queueTo(b, insertRates)
-
-	// Every turn the batch writes ledger rows of is locked first (see
-	// lockUsageKeys).
-	own, ownKeys := newRowsOf(ledgerTypes...), newRowsOf(keyTypes...)
-	soFar, soFarKeys := newRowsOf(ledgerTypes...), newRowsOf(keyTypes...)
-	locks := newRowsOf(keyTypes...)
-	for _, k := range sortedKeys(w.ledger, func(a, b ledgerKey) int {
-		return cmp.Or(cmp.Compare(a.tenant, b.tenant), cmp.Compare(a.turn, b.turn), cmp.Compare(a.model, b.model), cmp.Compare(a.session, b.session))
-	}) {
-		own.addLedger(w.ledger[k])
-		ownKeys.addKey(w.ledger[k])
-		locks.addKey(w.ledger[k])
-	}
-	for _, k := range sortedKeys(w.soFar, cmpShared) {
-		// A report's rows share their turn: one key each.
-		soFarKeys.addKey(&w.soFar[k][0])
-		locks.addKey(&w.soFar[k][0])
-		for i := range w.soFar[k] {
-			soFar.addLedger(&w.soFar[k][i])
-		}
-	}
-	locks.queueTo(b, lockUsageKeys)
-	ownKeys.queueTo(b, dropProvisional)
-	own.queueTo(b, upsertLedger)
-	soFarKeys.queueTo(b, replaceProvisional)
-	soFar.queueTo(b, insertProvisional)
 
 	rs = newRowsOf("text", "text", "text", "text", "text", "int8", "timestamptz", "timestamptz")
 	for _, k := range sortedKeys(w.unmapped, func(a, b unmappedKey) int {
