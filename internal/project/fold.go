@@ -849,9 +849,10 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 	}
 }
 
-// turnUsageSoFar keeps the usage a turn has reported before ending, for
-// the ledger's provisional rows: per model when the report breaks it
-// down, else one row whose model is resolved when written.
+// turnUsageSoFar keeps the usage a turn has reported so far (before its
+// end, or after an end that stated no count), for the ledger's
+// provisional rows: per model when the report breaks it down, else one
+// row of the turn's or the session's model (ledgerRow).
 func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsageUpdated) {
 	t := w.turn(e)
 	// The provider's id of the turn, as its end will say it: a log cut off
