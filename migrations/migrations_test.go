@@ -286,11 +286,11 @@ func TestServerVersion(t *testing.T) {
 	}
 }
 
-// TestTurnUsageCounted: migration 034 says of each turn projected before
+// TestTurnUsageFinal: migration 034 says of each turn projected before
 // it whether its usage columns are its own count, from the ledger, which
 // holds that count as rows that are not provisional; a count reported on
 // the way is provisional there, and a turn without usage has NULL.
-func TestTurnUsageCounted(t *testing.T) {
+func TestTurnUsageFinal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool, _ := dbtest.Schema(t)
@@ -332,7 +332,7 @@ func TestTurnUsageCounted(t *testing.T) {
 	if err != nil || !slices.Contains(applied, 34) {
 		t.Fatalf("applied %v (%v), want 034 among them", applied, err)
 	}
-	rows, err := conn.Query(ctx, `SELECT coalesce(usage_counted::text, 'NULL') FROM turns ORDER BY turn_id`)
+	rows, err := conn.Query(ctx, `SELECT coalesce(usage_final::text, 'NULL') FROM turns ORDER BY turn_id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,6 +341,6 @@ func TestTurnUsageCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := []string{"true", "false", "NULL"}; !slices.Equal(got, want) {
-		t.Fatalf("usage_counted %v, want %v", got, want)
+		t.Fatalf("usage_final %v, want %v", got, want)
 	}
 }

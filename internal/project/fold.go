@@ -127,12 +127,12 @@ type turnPatch struct {
 	// under two ids once.
 	providerTurn *string
 	// counted says the turn's end in this batch stated its own usage,
-	// which no report of the usage so far replaces (turns.usage_counted).
+	// which no report of the usage so far replaces (turns.usage_final).
 	counted bool
 }
 
-// usageCounted is the value of turns.usage_counted: NULL without a usage.
-func (t *turnPatch) usageCounted() *bool {
+// usageFinal is the value of turns.usage_final: NULL without a usage.
+func (t *turnPatch) usageFinal() *bool {
 	switch {
 	case t.usage == nil:
 		return nil
@@ -864,7 +864,7 @@ func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsag
 	t.soleModel(p.TurnModelUsage)
 	if t.counted {
 		// Its end in this batch stated its own count, which stands (as
-		// the upsert keeps it, turns.usage_counted); what else the report
+		// the upsert keeps it, turns.usage_final); what else the report
 		// says counts as in a later batch. A report after an end that
 		// stated none (Codex counts after turn_aborted) is the latest
 		// count there is.

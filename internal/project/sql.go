@@ -309,7 +309,7 @@ var turnCols, turnSets = shared("t", slices.Concat([]column{
 	// A turn's usage is its own count when its end states one, else the
 	// latest count reported on the way (a log cut off mid-turn, a Codex
 	// turn interrupted); a report after the end never replaces the own.
-}, usageColumns(kindLatest, "usage_counted"), []column{
+}, usageColumns(kindLatest, "usage_final"), []column{
 	{name: "cost_usd", typ: "numeric", kind: kindLatest},
 	{name: "duration_ms", typ: "int8", kind: kindLatest},
 	{name: "plan", typ: "text", value: "x.plan::jsonb", kind: kindLatest},
@@ -322,7 +322,7 @@ var turnCols, turnSets = shared("t", slices.Concat([]column{
 	{name: "started_at_ingested", typ: "bool", kind: kindFirst},
 	{name: "ended_at_ingested", typ: "bool", kind: kindLatest},
 	// Provided with the usage, so taken from the same session.
-	{name: "usage_counted", typ: "bool", kind: kindLatest, stands: "usage_counted"},
+	{name: "usage_final", typ: "bool", kind: kindLatest, stands: "usage_final"},
 }))
 
 var upsertTurns = upsertSQL("turns", "t", "(tenant_id, turn_id)", turnCols, turnSets)
@@ -950,7 +950,7 @@ func (w *writes) queue(b *pgx.Batch) {
 			u := usageOf(t.usage)
 			rs.add(k.tenant, k.id, k.session, t.thread, t.provider, t.state, t.model, t.effort, t.started.at, t.ended.at,
 				t.stopReason, t.errorMessage, t.errorClass, u.in, u.cached, u.write, u.out, u.reasoning, t.cost, t.durationMs,
-				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn, t.started.flag(), t.ended.flag(), t.usageCounted())
+				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn, t.started.flag(), t.ended.flag(), t.usageFinal())
 		}
 		rs.queueTo(b, upsertTurns)
 	}
