@@ -352,10 +352,10 @@ func TestProjectionWhereverBatchesEnd(t *testing.T) {
 // at random into one session (seeded), in any order and repeated, a third
 // of them with a field left out: a turn's events after its end, deltas
 // before their item, states and counts reported again, a field stated
-// then left empty. No agent emits
-// such a session; a fold that kept anything otherwise than the upsert
-// does across batches would differ here. Projected in one batch and in
-// batches of 1 to 3, the rows are the same. The usage ledger is left out:
+// then left empty. No agent emits such a session; a fold that kept
+// anything otherwise than the upsert does across batches would differ
+// here. Projected in one batch and in batches of 1 to 3, the rows are the
+// same. The usage ledger is left out:
 // in such draws a turn ends twice with its count broken down by other
 // models, or two turns of one session share the provider's turn id, and
 // which of their rows stand depends on where batches end. No agent does
