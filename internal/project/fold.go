@@ -429,22 +429,9 @@ func (it *itemPatch) lifecycle(p *canonical.ItemLifecycle) {
 	if p.Status != "" {
 		it.status = ranked(it.status, string(p.Status), itemStatuses)
 	}
-	set := func(dst **string, v string) {
-		if v != "" {
-			*dst = &v
-		}
-	}
-	set(&it.title, p.Title)
-	set(&it.detail, p.Detail)
-	set(&it.toolName, p.ToolName)
-	set(&it.command, p.Command)
-	set(&it.parent, p.ParentItemID)
-	if p.ExitCode != nil {
-		it.exitCode = new(*p.ExitCode)
-	}
-	if p.DurationMs != nil {
-		it.durationMs = new(*p.DurationMs)
-	}
+	it.title, it.detail, it.toolName = orKeep(it.title, p.Title), orKeep(it.detail, p.Detail), orKeep(it.toolName, p.ToolName)
+	it.command, it.parent = orKeep(it.command, p.Command), orKeep(it.parent, p.ParentItemID)
+	it.exitCode, it.durationMs = orKeepCopy(it.exitCode, p.ExitCode), orKeepCopy(it.durationMs, p.DurationMs)
 	if p.ByUser {
 		// Only ever said, never unsaid: an event that does not say
 		// leaves it.
@@ -579,9 +566,7 @@ func (w *writes) fold(e *canonical.Event) {
 		s.state, s.stateReason = new(string(p.State)), str(p.Reason)
 	case *canonical.SessionExited:
 		s.endedAt, s.exitReason, s.exitKind = new(at), orKeep(s.exitReason, p.Reason), orKeep(s.exitKind, string(p.ExitKind))
-		if p.ExitCode != nil {
-			s.exitCode = new(*p.ExitCode)
-		}
+		s.exitCode = orKeepCopy(s.exitCode, p.ExitCode)
 		state := "stopped"
 		if p.ExitKind == canonical.ExitError {
 			state = "error"
@@ -602,9 +587,7 @@ func (w *writes) fold(e *canonical.Event) {
 	case *canonical.ThreadMetadataUpdated:
 		if e.ThreadID != "" {
 			t := w.thread(e)
-			if p.Name != "" {
-				t.name = new(p.Name)
-			}
+			t.name = orKeep(t.name, p.Name)
 			if len(p.Metadata) > 0 {
 				if t.metadata == nil {
 					t.metadata = map[string]json.RawMessage{}
@@ -616,9 +599,7 @@ func (w *writes) fold(e *canonical.Event) {
 		if e.ThreadID != "" {
 			t := w.thread(e)
 			t.usage = new(greatestUsage(t.usage, p.Usage))
-			if p.ModelContextWindow != nil {
-				t.contextWindow = new(*p.ModelContextWindow)
-			}
+			t.contextWindow = orKeepCopy(t.contextWindow, p.ModelContextWindow)
 		}
 		if e.TurnID != "" && p.Turn != nil {
 			w.turnUsageSoFar(e, p)
@@ -638,9 +619,7 @@ func (w *writes) fold(e *canonical.Event) {
 			if t.model == nil {
 				t.model = str(p.Model)
 			}
-			if effort := str(p.Effort); effort != nil {
-				t.effort = effort
-			}
+			t.effort = orKeep(t.effort, p.Effort)
 		}
 	case *canonical.TurnCompleted:
 		if e.TurnID != "" {
@@ -655,9 +634,7 @@ func (w *writes) fold(e *canonical.Event) {
 		if e.TurnID != "" {
 			t := w.turn(e)
 			t.plan, _ = json.Marshal(p.Plan) //nolint:errchkjson // plan steps are strings
-			if p.Explanation != "" {
-				t.planExplanation = new(p.Explanation)
-			}
+			t.planExplanation = orKeep(t.planExplanation, p.Explanation)
 		}
 	case *canonical.TurnDiffUpdated:
 		if e.TurnID != "" {
@@ -721,16 +698,11 @@ func (w *writes) fold(e *canonical.Event) {
 		}
 	case *canonical.TaskProgress:
 		t := w.task(e, p.TaskID)
-		t.lastTool = orKeep(t.lastTool, p.LastToolName)
-		if len(p.Usage) > 0 {
-			t.usage = p.Usage
-		}
+		t.lastTool, t.usage = orKeep(t.lastTool, p.LastToolName), orKeepJSON(t.usage, p.Usage)
 	case *canonical.TaskCompleted:
 		t := w.task(e, p.TaskID)
 		t.status, t.summary, t.completedAt = new(string(p.Status)), orKeep(t.summary, p.Summary), new(at)
-		if len(p.Usage) > 0 {
-			t.usage = p.Usage
-		}
+		t.usage = orKeepJSON(t.usage, p.Usage)
 	case *canonical.HookStarted:
 		h := w.hook(e, p.HookID)
 		h.name, h.event, h.command = orKeep(h.name, p.HookName), orKeep(h.event, p.HookEvent), orKeep(h.command, p.Command)
@@ -744,12 +716,7 @@ func (w *writes) fold(e *canonical.Event) {
 		h := w.hook(e, p.HookID)
 		h.outcome, h.completed = new(string(p.Outcome)), stampOf(e)
 		h.output, h.stdout, h.stderr = orKeep(h.output, p.Output), orKeep(h.stdout, p.Stdout), orKeep(h.stderr, p.Stderr)
-		if p.ExitCode != nil {
-			h.exitCode = new(*p.ExitCode)
-		}
-		if p.DurationMs != nil {
-			h.durationMs = new(*p.DurationMs)
-		}
+		h.exitCode, h.durationMs = orKeepCopy(h.exitCode, p.ExitCode), orKeepCopy(h.durationMs, p.DurationMs)
 	case *canonical.AccountRateLimitsUpdated:
 		w.rateLimits(e, p)
 	case *canonical.RuntimeWarning:
@@ -805,21 +772,23 @@ func orKeepJSON(old, v json.RawMessage) json.RawMessage {
 	return v
 }
 
+// orKeepCopy is a copy of *v, or old when v is nil, as orKeep: the patch
+// keeps no pointer into the event.
+func orKeepCopy[T any](old, v *T) *T {
+	if v == nil {
+		return old
+	}
+	return new(*v)
+}
+
 func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 	t := w.turn(e)
 	t.state, t.ended, t.stopReason = ranked(t.state, string(p.State), turnStates), stampOf(e), orKeep(t.stopReason, p.StopReason)
-	if p.ErrorMessage != "" {
-		t.errorMessage = new(p.ErrorMessage)
-	}
+	t.errorMessage = orKeep(t.errorMessage, p.ErrorMessage)
 	if p.Usage != nil {
 		t.usage, t.counted = new(*p.Usage), true
 	}
-	if p.TotalCostUSD != nil {
-		t.cost = new(*p.TotalCostUSD)
-	}
-	if p.DurationMs != nil {
-		t.durationMs = new(*p.DurationMs)
-	}
+	t.cost, t.durationMs = orKeepCopy(t.cost, p.TotalCostUSD), orKeepCopy(t.durationMs, p.DurationMs)
 	if id := e.ProviderRefs.ProviderTurnID; id != "" {
 		t.providerTurn = &id
 	}
@@ -829,7 +798,7 @@ func (w *writes) turnCompleted(e *canonical.Event, p *canonical.TurnCompleted) {
 		delete(w.soFar, key3{e.Tenant, e.SessionID, e.TurnID})
 	}
 	row := func(model string, u canonical.TokenUsage, cost *float64) {
-		r := w.ledgerRow(e, model, u)
+		r := w.ledgerRow(e, t, model, u)
 		r.cost = cost
 		w.ledger[ledgerKey{e.Tenant, e.SessionID, e.TurnID, model}] = &r
 	}
@@ -873,10 +842,10 @@ func (w *writes) turnUsageSoFar(e *canonical.Event, p *canonical.ThreadTokenUsag
 	t.usage = new(*p.Turn)
 	var rows []ledgerRow
 	for _, m := range slices.Sorted(maps.Keys(p.TurnModelUsage)) {
-		rows = append(rows, w.ledgerRow(e, m, p.TurnModelUsage[m].TokenUsage))
+		rows = append(rows, w.ledgerRow(e, t, m, p.TurnModelUsage[m].TokenUsage))
 	}
 	if len(rows) == 0 {
-		rows = append(rows, w.ledgerRow(e, "", *p.Turn))
+		rows = append(rows, w.ledgerRow(e, t, "", *p.Turn))
 	}
 	w.soFar[key3{e.Tenant, e.SessionID, e.TurnID}] = rows
 }
@@ -891,23 +860,18 @@ func (t *turnPatch) soleModel(usage map[string]canonical.ModelUsage) {
 	}
 }
 
-// ledgerRow is a ledger row of e's turn. A count that names no model is
+// ledgerRow is a ledger row of e's turn t. A count that names no model is
 // the turn's model's, else the session's, as known when e came: what this
 // batch stated before e is kept with the row (the statements read the
 // tables as earlier batches left them), so that a model stated after e in
 // its batch does not name it, as it does not when a later batch states it.
-func (w *writes) ledgerRow(e *canonical.Event, model string, u canonical.TokenUsage) ledgerRow {
+func (w *writes) ledgerRow(e *canonical.Event, t *turnPatch, model string, u canonical.TokenUsage) ledgerRow {
 	r := ledgerRow{
 		tenant: e.Tenant, turn: e.TurnID, model: model, provider: string(e.Provider), session: e.SessionID,
 		thread: str(e.ThreadID), providerTurn: e.ProviderRefs.ProviderTurnID, at: e.CreatedAt, usage: u,
 	}
 	if model == "" {
-		if t := w.turns[key3{e.Tenant, e.SessionID, e.TurnID}]; t != nil {
-			r.turnModel = t.model
-		}
-		if s := w.sessions[key{e.Tenant, e.SessionID}]; s != nil {
-			r.sessionModel = s.model
-		}
+		r.turnModel, r.sessionModel = t.model, w.session(e).model
 	}
 	return r
 }
