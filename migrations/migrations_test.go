@@ -261,17 +261,25 @@ func migrated(t *testing.T) *pgxpool.Pool {
 	return pool
 }
 
+// schemaConn is a connection on a new, empty schema, released when the
+// test ends.
+func schemaConn(t *testing.T) *pgxpool.Conn {
+	t.Helper()
+	pool, _ := dbtest.Schema(t)
+	c, err := pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Release)
+	return c
+}
+
 // TestServerVersion: this suite's server is new enough; one older than a
 // version asked for is refused with what to do, naming its version.
 func TestServerVersion(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, _ := dbtest.Schema(t)
-	c, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
+	c := schemaConn(t)
 	if err := migrations.CheckServer(ctx, c, migrations.MinServerVersion); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +287,7 @@ func TestServerVersion(t *testing.T) {
 	if err := c.QueryRow(ctx, `SHOW server_version`).Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	err = migrations.CheckServer(ctx, c, 990000)
+	err := migrations.CheckServer(ctx, c, 990000)
 	if !errors.Is(err, migrations.ErrServerTooOld) || !strings.Contains(err.Error(), "PostgreSQL "+version+",") ||
 		!strings.Contains(err.Error(), "need 99 or newer") {
 		t.Fatalf("a server older than asked for: %v", err)
@@ -293,12 +301,7 @@ func TestServerVersion(t *testing.T) {
 func TestTurnUsageFinal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, _ := dbtest.Schema(t)
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
+	conn := schemaConn(t)
 	if _, err := migrations.UpTo(ctx, conn, 33); err != nil {
 		t.Fatal(err)
 	}

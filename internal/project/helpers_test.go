@@ -299,12 +299,15 @@ var projectionTables = slices.DeleteFunc(slices.Clone(project.Tables), func(t st
 	return t == "events" || t == "projector_checkpoints"
 })
 
-// dump is a canonical text dump of every projection: one JSON row per
-// line, sorted, per table.
-func (e *env) dump() string {
+// dump is a canonical text dump of every projection but those named in
+// without: one JSON row per line, sorted, per table.
+func (e *env) dump(without ...string) string {
 	e.t.Helper()
 	var b strings.Builder
 	for _, table := range projectionTables {
+		if slices.Contains(without, table) {
+			continue
+		}
 		row, from := "to_jsonb(x)", table
 		switch table {
 		case "sessions":
