@@ -17,7 +17,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/11"
+const MappingVersion = "claude-log/12"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
@@ -230,11 +230,13 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		if isInterruption(text, l) {
 			// The CLI's record that the user stopped the turn: it ends the
 			// open turn, interrupted, and opens none (after a turn that
-			// ended, it belongs to no turn).
+			// ended, it belongs to no turn). The marker's words are the
+			// turn's reason, so failure reports tell a stop during a tool
+			// call from one during the answer, as Codex's reasons do.
 			open := t.Turn != ""
 			t.User(em, env, m, claudestream.UserOptions{UUID: l.UUID, Meta: true, Outside: true})
 			if open {
-				closeTurn(em, t, env, canonical.TurnStateInterrupted, "", "")
+				closeTurn(em, t, env, canonical.TurnStateInterrupted, strings.Trim(text, "[]"), "")
 			}
 			break
 		}

@@ -415,8 +415,10 @@ func TestMap(t *testing.T) {
 				require.Len(t, started, 2, "one turn per prompt")
 				require.Len(t, done, 2)
 				require.Equal(t, canonical.TurnStateInterrupted, done[0].State)
+				require.Equal(t, "Request interrupted by user for tool use", done[0].ErrorMessage, "the marker's words are the reason")
 				require.Equal(t, int64(4), done[0].Usage.OutputTokens, "the tokens the interrupted turn spent")
 				require.Equal(t, canonical.TurnStateCompleted, done[1].State)
+				require.Empty(t, done[1].ErrorMessage)
 				require.Len(t, markers, 2)
 				require.Equal(t, started[0], markers[0].TurnID, "the marker belongs to the turn it ends")
 			},
