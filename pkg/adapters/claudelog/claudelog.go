@@ -17,7 +17,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/12"
+const MappingVersion = "claude-log/13"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"

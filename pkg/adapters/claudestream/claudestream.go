@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-stream/11"
+const MappingVersion = "claude-stream/12"
 
 // Raw sources: SDK messages, and the permission flow (can_use_tool and the
 // host's answer to it).
@@ -272,7 +272,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		}
 		em.Emit(env, &canonical.ThreadStateChanged{State: canonical.ThreadStateClosed, Detail: msg})
 		if p.New != "" {
-			st.T.Session = p.New
+			st.T.SetSession(p.New)
 			env = st.T.Envelope(em)
 			em.Emit(env, &canonical.ThreadStarted{ProviderThreadID: p.New})
 		}

@@ -438,6 +438,40 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "each session's thread counts its own usage: a new one from zero, one come back to from its own total",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"a"}`),
+				`{"type":"result","subtype":"success","session_id":"s1","usage":{"input_tokens":500,"output_tokens":30}}`,
+				strings.ReplaceAll(initLine, `"s1"`, `"s2"`), strings.ReplaceAll(assistant("m2", `{"type":"text","text":"b"}`), `"s1"`, `"s2"`),
+				`{"type":"result","subtype":"success","session_id":"s2","usage":{"input_tokens":700,"output_tokens":40}}`,
+				// A reset moves to s3 from within s2.
+				`{"type":"conversation_reset","new_conversation_id":"s3","session_id":"s2"}`,
+				strings.ReplaceAll(assistant("m3", `{"type":"text","text":"c"}`), `"s1"`, `"s3"`),
+				`{"type":"result","subtype":"success","session_id":"s3","usage":{"input_tokens":5,"output_tokens":1}}`,
+				assistant("m4", `{"type":"text","text":"d"}`),
+				`{"type":"result","subtype":"success","session_id":"s1","usage":{"input_tokens":100,"output_tokens":10}}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var threads []string
+				got := map[string][]int64{}
+				for _, e := range evs {
+					if p, ok := e.Payload.(*canonical.ThreadTokenUsageUpdated); ok && p.Last != nil {
+						if !slices.Contains(threads, e.ProviderRefs.ProviderThreadID) {
+							threads = append(threads, e.ProviderRefs.ProviderThreadID)
+						}
+						got[e.ProviderRefs.ProviderThreadID] = append(got[e.ProviderRefs.ProviderThreadID], p.Usage.InputTokens, p.Usage.OutputTokens)
+					}
+				}
+				require.Equal(t, []string{"s1", "s2", "s3"}, threads)
+				require.Equal(t, map[string][]int64{
+					"s1": {500, 30, 600, 40},
+					"s2": {700, 40},
+					"s3": {5, 1},
+				}, got)
+			},
+		},
+		{
 			name: "a cumulative count that went backwards in one session started over",
 			given: []string{
 				initLine, assistant("m1", `{"type":"text","text":"a"}`),
@@ -545,4 +579,24 @@ func BenchmarkMap(b *testing.B) {
 		}
 	}
 	adaptertest.Bench(b, claudestream.Adapter{}, lines)
+}
+
+func TestSetSessionKeepsEachSessionsTotal(t *testing.T) {
+	t.Parallel()
+	var tr claudestream.Transcript
+	tr.Total = canonical.TokenUsage{InputTokens: 7}
+	tr.SetSession("s0")
+	require.Equal(t, int64(7), tr.Total.InputTokens, "the first id named: what came before it was its own")
+	for i := 1; i <= 17; i++ {
+		tr.SetSession("s" + strconv.Itoa(i))
+		require.Zero(t, tr.Total, "s%d is new", i)
+		tr.Total = canonical.TokenUsage{InputTokens: int64(100 + i)}
+	}
+	tr.SetSession("s2")
+	require.Equal(t, int64(102), tr.Total.InputTokens, "come back to: its own total")
+	tr.SetSession("s0")
+	require.Zero(t, tr.Total, "seventeen sessions later, s0's total is forgotten: the state stays bounded")
+	require.LessOrEqual(t, len(tr.Earlier), 16)
+	tr.SetSession("")
+	require.Equal(t, "s0", tr.Session, "a frame naming no session stays in the current one")
 }

@@ -53,6 +53,12 @@ type Transcript struct {
 	Plan []PlanTask `json:"plan,omitempty"`
 	// Total is the session's usage over the completed turns.
 	Total canonical.TokenUsage `json:"total"`
+	// Earlier are the totals of the sessions the frames moved away from,
+	// the latest last (at most earlierMemory): each Claude session is a
+	// thread of its own, so one that a stream or log goes on to (a
+	// conversation reset, runs written one after another, a resumed log)
+	// counts from zero, and one it comes back to goes on from its own.
+	Earlier []SessionTotal `json:"earlier,omitempty"`
 	// FirstMsg is the provider id of the open turn's first assistant
 	// message. Claude gives a turn no id, so each dialect derives the
 	// canonical turn id from its own frames, and a stream and the log of
@@ -176,11 +182,36 @@ func (t *Transcript) Envelope(em *adapter.Emitter) canonical.Event {
 	return env
 }
 
-// SetSession records Claude's session id; a new one forgets the previous
-// session's per-message bookkeeping.
+// SessionTotal is a session's usage over its completed turns.
+type SessionTotal struct {
+	Session string               `json:"session"`
+	Total   canonical.TokenUsage `json:"total"`
+}
+
+// earlierMemory bounds Transcript.Earlier: frames that come back to a
+// session after this many others count its thread from zero again, and
+// the projector keeps the thread's greatest count.
+const earlierMemory = 16
+
+// SetSession records Claude's session id. A new one is another thread:
+// its usage total is its own, not added to the previous session's. The
+// first id named keeps what was counted before it, which was its own.
 func (t *Transcript) SetSession(id string) {
 	if id == "" || id == t.Session {
 		return
+	}
+	if t.Session != "" {
+		if t.Total != (canonical.TokenUsage{}) {
+			t.Earlier = append(t.Earlier, SessionTotal{Session: t.Session, Total: t.Total})
+			if len(t.Earlier) > earlierMemory {
+				t.Earlier = slices.Delete(t.Earlier, 0, len(t.Earlier)-earlierMemory)
+			}
+		}
+		t.Total = canonical.TokenUsage{}
+		if i := slices.IndexFunc(t.Earlier, func(s SessionTotal) bool { return s.Session == id }); i >= 0 {
+			t.Total = t.Earlier[i].Total
+			t.Earlier = slices.Delete(t.Earlier, i, i+1)
+		}
 	}
 	t.Session = id
 }
