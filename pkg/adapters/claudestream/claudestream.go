@@ -16,7 +16,7 @@ import (
 const Dialect = "claude-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-stream/12"
+const MappingVersion = "claude-stream/13"
 
 // Raw sources: SDK messages, and the permission flow (can_use_tool and the
 // host's answer to it).
@@ -320,7 +320,10 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, fr frame)
 		return
 	}
 	code := errorCode(fr.Error)
-	st.T.Assistant(em, env, m, AssistantOptions{Parent: fr.ParentToolUseID, Failed: code != "", ErrorCode: code, ReportUsage: true})
+	st.T.Assistant(em, env, m, AssistantOptions{
+		Parent: fr.ParentToolUseID, Failed: code != "", ErrorCode: code, ReportUsage: true,
+		SubAgent: fr.ParentToolUseID != "" && st.T.Turn != "",
+	})
 }
 
 func mapUser(em *adapter.Emitter, st *State, env canonical.Event, fr frame, dir adapter.Direction) {

@@ -438,6 +438,37 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a sub-agent's messages are in the turn's breakdown by model, not in its usage, as the result counts them",
+			given: []string{
+				initLine,
+				`{"type":"assistant","message":{"id":"m1","model":"m","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Task","input":{}}],"usage":{"input_tokens":10,"output_tokens":5}},"parent_tool_use_id":null,"session_id":"s1","uuid":"a1"}`,
+				`{"type":"assistant","message":{"id":"sub1","model":"haiku","role":"assistant","content":[{"type":"text","text":"looking"}],"usage":{"input_tokens":500,"output_tokens":3}},"parent_tool_use_id":"t1","session_id":"s1","uuid":"a2"}`,
+				// A sub-agent's own partials, with its final usage.
+				strings.Replace(partial(`{"type":"message_start","message":{"id":"sub2","model":"haiku","usage":{"input_tokens":700,"output_tokens":1}}}`), `"parent_tool_use_id":null`, `"parent_tool_use_id":"t1"`, 1),
+				strings.Replace(partial(`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":700,"output_tokens":20}}`), `"parent_tool_use_id":null`, `"parent_tool_use_id":"t1"`, 1),
+				// Cut off: no result; the turn's so-far reports are all it has.
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				u := ofType[*canonical.ThreadTokenUsageUpdated](evs)
+				require.Len(t, u, 3, "the main message, then each sub-agent message, changes the breakdown")
+				main := canonical.TokenUsage{InputTokens: 10, OutputTokens: 5}
+				for _, r := range u {
+					require.Equal(t, main, *r.Turn, "the turn's usage is the main line's, as the result's usage")
+					require.Equal(t, main, r.Usage, "and so is the thread's total")
+				}
+				require.Equal(t, map[string]canonical.ModelUsage{
+					"m":     {TokenUsage: main},
+					"haiku": {TokenUsage: canonical.TokenUsage{InputTokens: 1200, OutputTokens: 23}},
+				}, u[2].TurnModelUsage, "the sub-agent's spend is in the breakdown, as in the result's modelUsage")
+				for _, e := range evs {
+					if e.Type() == canonical.KindThreadTokenUsageUpdated {
+						require.Equal(t, "m1", e.ProviderRefs.ProviderTurnID, "the turn's first main-line message names it")
+					}
+				}
+			},
+		},
+		{
 			name: "each session's thread counts its own usage: a new one from zero, one come back to from its own total",
 			given: []string{
 				initLine, assistant("m1", `{"type":"text","text":"a"}`),

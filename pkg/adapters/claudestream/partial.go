@@ -51,7 +51,7 @@ func mapStreamEvent(em *adapter.Emitter, st *State, env canonical.Event, fr fram
 			t.StreamMsg = m.ID
 			detail = m.Model
 			t.StreamModel = m.Model
-			if t.FirstMsg == "" {
+			if t.FirstMsg == "" && fr.ParentToolUseID == "" {
 				// The turn's provider id, as the result's turn.completed
 				// will name it: a report of the turn's usage (message_delta)
 				// can come before the full message does.
@@ -189,7 +189,7 @@ func mapStreamEvent(em *adapter.Emitter, st *State, env canonical.Event, fr fram
 					t.Usage = map[string]MessageUsage{}
 				}
 				mu := t.Usage[t.StreamMsg]
-				mu.Usage = u
+				mu.Usage, mu.SubAgent = u, mu.SubAgent || fr.ParentToolUseID != ""
 				if mu.Model == "" {
 					mu.Model = t.StreamModel
 				}

@@ -72,6 +72,10 @@ type Transcript struct {
 type MessageUsage struct {
 	Model string               `json:"model,omitempty"`
 	Usage canonical.TokenUsage `json:"usage"`
+	// SubAgent marks a sub-agent's message inside the turn: its usage is
+	// in the turn's breakdown by model, not in the turn's usage, as the
+	// result's modelUsage and usage count it.
+	SubAgent bool `json:"subAgent,omitempty"`
 }
 
 // Partial is a content block being streamed by stream_event partials.
@@ -242,7 +246,9 @@ func (t *Transcript) TurnUsage() (canonical.TokenUsage, map[string]canonical.Mod
 	var u canonical.TokenUsage
 	var models map[string]canonical.ModelUsage
 	for _, mu := range t.Usage {
-		u = u.Add(mu.Usage)
+		if !mu.SubAgent {
+			u = u.Add(mu.Usage)
+		}
 		if mu.Model == "" || strings.HasPrefix(mu.Model, "<") {
 			continue // "<synthetic>" error messages cost nothing
 		}
@@ -376,6 +382,9 @@ type AssistantOptions struct {
 	// when the message changes it: not for a message that ends the turn,
 	// whose turn.completed states it.
 	ReportUsage bool
+	// SubAgent says the message is a sub-agent's, inside the open turn
+	// (MessageUsage.SubAgent).
+	SubAgent bool
 }
 
 // Assistant maps the content blocks of a (possibly split) assistant
@@ -405,7 +414,7 @@ func (t *Transcript) Assistant(em *adapter.Emitter, env canonical.Event, m Messa
 				t.Usage = map[string]MessageUsage{}
 			}
 			prev, ok := t.Usage[m.ID]
-			if now := (MessageUsage{Model: m.Model, Usage: u}); !ok || o.FinalUsage || prev.Usage.OutputTokens <= u.OutputTokens {
+			if now := (MessageUsage{Model: m.Model, Usage: u, SubAgent: o.SubAgent || prev.SubAgent}); !ok || o.FinalUsage || prev.Usage.OutputTokens <= u.OutputTokens {
 				t.Usage[m.ID] = now
 				defer func() {
 					// After the message's items, as a log line reads.
