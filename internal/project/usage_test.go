@@ -2,6 +2,7 @@ package project_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -253,4 +254,84 @@ func TestTurnUsageWhereverBatchesEnd(t *testing.T) {
 		dumps = append(dumps, e.dump())
 	}
 	requireSameDump(t, dumps[0], dumps[1], "the projection in one batch")
+}
+
+// TestSubAgentsInTheMainLog: Claude Code before 2.0 wrote a sub-agent's
+// lines into the main session log (isSidechain), inside the main turn. The
+// sub-agent's API calls cost as the main line's do: the usage views count
+// every assistant message of the log once (its last line's counts, as
+// the log refines them), main line and sub-agents alike, as the stream's
+// result counts them in modelUsage. The turns table keeps the main line's
+// usage, as the result's usage states it. Two public logs have such lines.
+func TestSubAgentsInTheMainLog(t *testing.T) {
+	t.Parallel()
+	paths, err := filepath.Glob("../../../shared/corpus/claude-sessionlog/ccviewer-*-orchestrator-*.jsonl")
+	require.NoError(t, err)
+	if len(paths) == 0 {
+		t.Skip("the public transcripts are not here")
+	}
+	var recs []recording
+	for _, p := range paths {
+		r, ok := mapAs(t, "claude-log", "sub-"+filepath.Base(p)[9:17], p, "")
+		require.True(t, ok)
+		recs = append(recs, r)
+	}
+	e := newEnv(t)
+	e.publish(recs, 1)
+	e.start(project.Config{})
+	e.waitApplied("")
+
+	ctx := context.Background()
+	for _, p := range paths {
+		all, main := messageUsage(t, p)
+		require.Greater(t, all.OutputTokens, main.OutputTokens, "%s: a log without sub-agent lines tests nothing", p)
+		tenant := "sub-" + filepath.Base(p)[9:17]
+		var got, turns canonical.TokenUsage
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT sum(input_tokens), sum(cached_input_tokens), sum(cache_write_input_tokens), sum(output_tokens)
+			FROM usage_by_session WHERE tenant_id = $1`, tenant).Scan(&got.InputTokens, &got.CachedInputTokens, &got.CacheWriteInputTokens, &got.OutputTokens))
+		require.Equal(t, all, got, "%s: the usage views", p)
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT sum(input_tokens), sum(cached_input_tokens), sum(cache_write_input_tokens), sum(output_tokens)
+			FROM turns WHERE tenant_id = $1`, tenant).Scan(&turns.InputTokens, &turns.CachedInputTokens, &turns.CacheWriteInputTokens, &turns.OutputTokens))
+		require.Equal(t, main, turns, "%s: the turns' own usage", p)
+	}
+}
+
+// messageUsage sums a Claude session log's assistant messages, each once
+// with its last line's counts: all of them, and the main line's alone.
+func messageUsage(t *testing.T, path string) (all, main canonical.TokenUsage) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	type msg struct {
+		side bool
+		u    canonical.TokenUsage
+	}
+	last := map[string]msg{}
+	for line := range strings.Lines(string(b)) {
+		var l struct {
+			Type    string `json:"type"`
+			Side    bool   `json:"isSidechain"`
+			Message struct {
+				ID    string `json:"id"`
+				Usage struct {
+					Input      int64 `json:"input_tokens"`
+					CacheRead  int64 `json:"cache_read_input_tokens"`
+					CacheWrite int64 `json:"cache_creation_input_tokens"`
+					Output     int64 `json:"output_tokens"`
+				} `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal([]byte(line), &l) != nil || l.Type != "assistant" || l.Message.ID == "" {
+			continue
+		}
+		u := l.Message.Usage
+		last[l.Message.ID] = msg{side: l.Side, u: canonical.TokenUsage{InputTokens: u.Input, CachedInputTokens: u.CacheRead, CacheWriteInputTokens: u.CacheWrite, OutputTokens: u.Output}}
+	}
+	for _, m := range last {
+		all = all.Add(m.u)
+		if !m.side {
+			main = main.Add(m.u)
+		}
+	}
+	return all, main
 }

@@ -17,7 +17,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/13"
+const MappingVersion = "claude-log/14"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
@@ -67,8 +67,9 @@ type State struct {
 	// (a final message split over lines) still belong to that turn.
 	ClosedTurn string `json:"closedTurn,omitempty"`
 	ClosedMsg  string `json:"closedMsg,omitempty"`
-	// Side says the open turn was opened by a sidechain prompt: the log is
-	// a sub-agent's own transcript, whose lines are its main line.
+	// Side says the open turn was opened by a sidechain line (a prompt, or
+	// any line when no turn was open): the log is a sub-agent's own
+	// transcript, whose lines are its main line.
 	Side bool `json:"side,omitempty"`
 	// LocalCommands says the CLI's caveat before local commands came, and
 	// no prompt or assistant line since: a <command-name> line is one.
@@ -201,6 +202,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	st.T.SetSession(l.SessionID)
 	env := st.T.Envelope(em)
 	t := &st.T
+	wasOpen := t.Turn != ""
 	switch l.Type {
 	case "user":
 		st.ClosedTurn, st.ClosedMsg = "", ""
@@ -273,6 +275,13 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		adapter.Unmapped(em, env, kind)
 	}
 	message := l.Type == "user" || l.Type == "assistant"
+	if message && !wasOpen && t.Turn != "" {
+		// A sub-agent's own transcript may open with lines that are no
+		// prompt (hook context, a compaction's instructions): the line
+		// that opened the turn says whose it is, or the sub-agent's
+		// usage would count as a sub-agent's inside its own turn.
+		st.Side = l.IsSidechain
+	}
 	if message && l.Version != "" && l.Version != st.Version {
 		// The log states no configuration of its own; its lines name the
 		// CLI that wrote them (the session's version, for the drift radar).
@@ -414,12 +423,13 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, l line) {
 	}
 	st.ClosedTurn, st.ClosedMsg = "", ""
 	if side && t.Turn != "" {
-		// Sub-agent lines run inside the main turn; their usage is the
-		// sub-agent's, not the turn's (the stream's result does not count it).
-		saved := t.Usage
-		t.Usage = nil
+		// Sub-agent lines run inside the main turn (CLIs before 2.0 wrote
+		// them into the main log; later ones write each sub-agent's own
+		// file). Their usage is in the turn's breakdown by model, not in
+		// its usage, as the stream's result counts them: left out, the
+		// sub-agents' spend was missing from the ledger.
+		opts.SubAgent, opts.ReportUsage = true, true
 		t.Assistant(em, env, m, opts)
-		t.Usage = saved
 		return
 	}
 	ends := !side && m.StopReason != nil && terminalStops[*m.StopReason]

@@ -305,6 +305,56 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a sub-agent written into the main log counts in the turn's breakdown by model, not in its usage",
+			given: []string{
+				user("u1", "go"),
+				asst("m1", `{"type":"tool_use","id":"t1","name":"Task","input":{}}`, `"tool_use"`, 1),
+				// As CLIs before 2.0 wrote sub-agents: sidechain lines in the main log.
+				`{"type":"user","isSidechain":true,"message":{"role":"user","content":"look around"},"uuid":"s1u","sessionId":"s1"}`,
+				`{"type":"assistant","isSidechain":true,"message":{"id":"sub1","model":"haiku","role":"assistant","stop_reason":"end_turn","content":[{"type":"text","text":"found it"}],"usage":{"input_tokens":500,"output_tokens":40}},"uuid":"s1a","sessionId":"s1"}`,
+				`{"type":"user","isSidechain":false,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"found it"}]},"uuid":"u2","sessionId":"s1"}`,
+				asst("m2", `{"type":"text","text":"done"}`, `"end_turn"`, 3),
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				started, done := turns(evs)
+				require.Len(t, started, 1, "the sidechain prompt opens no turn of its own")
+				require.Len(t, done, 1)
+				main := canonical.TokenUsage{InputTokens: 20, CachedInputTokens: 10, OutputTokens: 4}
+				require.Equal(t, main, *done[0].Usage, "the turn's usage is the main line's")
+				require.Equal(t, map[string]canonical.ModelUsage{
+					"m":     {TokenUsage: main},
+					"haiku": {TokenUsage: canonical.TokenUsage{InputTokens: 500, OutputTokens: 40}},
+				}, done[0].ModelUsage, "the sub-agent's spend is in the breakdown, as the stream's result gives it")
+				for _, e := range evs {
+					if e.Type() == canonical.KindTurnCompleted {
+						require.Equal(t, "m1", e.ProviderRefs.ProviderTurnID)
+					}
+				}
+			},
+		},
+		{
+			name: "a sub-agent's own transcript that opens with hook context counts its usage as its turn's",
+			given: []string{
+				`{"type":"user","isSidechain":true,"isMeta":true,"message":{"role":"user","content":"<system-reminder>hook context</system-reminder>"},"uuid":"h1","sessionId":"s1"}`,
+				`{"type":"user","isSidechain":true,"message":{"role":"user","content":"Summarize the conversation"},"uuid":"p1","sessionId":"s1"}`,
+				`{"type":"assistant","isSidechain":true,"message":{"id":"c1","model":"opus","role":"assistant","stop_reason":null,"content":[{"type":"text","text":"summary"}],"usage":{"input_tokens":3,"cache_read_input_tokens":900,"output_tokens":8}},"uuid":"a1","sessionId":"s1"}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var u []*canonical.ThreadTokenUsageUpdated
+				for _, e := range evs {
+					if p, ok := e.Payload.(*canonical.ThreadTokenUsageUpdated); ok {
+						u = append(u, p)
+					}
+				}
+				require.Len(t, u, 1)
+				own := canonical.TokenUsage{InputTokens: 3, CachedInputTokens: 900, OutputTokens: 8}
+				require.Equal(t, own, *u[0].Turn, "the transcript's own line, not a sub-agent's inside another turn")
+				require.Equal(t, own, u[0].Usage)
+			},
+		},
+		{
 			name: "a turn reports its usage so far, once per change, until it ends",
 			given: []string{
 				user("u1", "go"),

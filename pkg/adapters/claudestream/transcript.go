@@ -394,7 +394,7 @@ type AssistantOptions struct {
 // their text is never counted twice.
 func (t *Transcript) Assistant(em *adapter.Emitter, env canonical.Event, m Message, o AssistantOptions) {
 	env = t.EnsureTurn(em, env)
-	if t.FirstMsg == "" {
+	if t.FirstMsg == "" && !o.SubAgent {
 		t.FirstMsg = m.ID
 	}
 	blocks, raws, err := m.Blocks()
