@@ -277,10 +277,7 @@ func TestSubAgentsInTheMainLog(t *testing.T) {
 		require.True(t, ok)
 		recs = append(recs, r)
 	}
-	e := newEnv(t)
-	e.publish(recs, 1)
-	e.start(project.Config{})
-	e.waitApplied("")
+	e := projectedBy(t, project.Config{}, recs...)
 
 	ctx := context.Background()
 	inMain := 0
