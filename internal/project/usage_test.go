@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentwire/agentwire/internal/adaptertest"
 	"github.com/agentwire/agentwire/internal/project"
 	"github.com/agentwire/agentwire/pkg/canonical"
 )
@@ -346,4 +347,172 @@ func messageUsage(t *testing.T, path string) (all, main canonical.TokenUsage, mi
 		}
 	}
 	return all, main, sides > 0 && mains > 0
+}
+
+// TestUsageMatchesProviderTotals: for the public transcripts of real runs,
+// the ledger gives the counts the agents state themselves. A Codex
+// rollout's is its last token_count total (input less the cached part, as
+// the views count it), summed over the stretches where a resumed process
+// counted from zero again; every turn of those rollouts ended, so all of
+// the ledger counts. A Claude stream's is each session's last cumulative
+// modelUsage of a result (a result without one states its usage), summed
+// the same way; a stream cut off mid-turn also reports what that turn used
+// so far (provisional), which no result states, so only the rows of ended
+// turns compare. Transcripts the corpus marks as doubtful (synthetic
+// sequences) are left out.
+func TestUsageMatchesProviderTotals(t *testing.T) {
+	t.Parallel()
+	doubt := doubtfulTranscripts(t)
+	var recs []recording
+	var checks []providerTotal
+	for _, c := range []struct {
+		glob, dialect string
+		total         func(t *testing.T, path string) canonical.TokenUsage
+		where         string
+	}{
+		{"codex-rollout/*.jsonl", "codex-rollout", rolloutTotal, ""},
+		{"claude-stream/*.jsonl", "claude-stream", streamTotal, " AND NOT provisional"},
+	} {
+		paths, err := filepath.Glob("../../../shared/corpus/" + c.glob)
+		require.NoError(t, err)
+		for _, p := range paths {
+			rel := filepath.Base(filepath.Dir(p)) + "/" + filepath.Base(p)
+			if doubt[rel] {
+				continue
+			}
+			tenant := fmt.Sprintf("total-%d", len(checks))
+			r, ok := mapAs(t, c.dialect, tenant, p, "")
+			require.True(t, ok)
+			recs = append(recs, r)
+			checks = append(checks, providerTotal{rel, tenant, c.where, c.total(t, p)})
+		}
+	}
+	if len(checks) == 0 {
+		t.Skip("the public transcripts are not here")
+	}
+	e := projectedBy(t, project.Config{}, recs...)
+	ctx := context.Background()
+	counted := 0
+	for _, c := range checks {
+		var got canonical.TokenUsage
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_input_tokens), 0),
+			coalesce(sum(cache_write_input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_output_tokens), 0)
+			FROM usage_ledger WHERE tenant_id = $1`+c.where, c.tenant).
+			Scan(&got.InputTokens, &got.CachedInputTokens, &got.CacheWriteInputTokens, &got.OutputTokens, &got.ReasoningOutputTokens))
+		require.Equal(t, c.want, got, c.name)
+		if c.want != (canonical.TokenUsage{}) {
+			counted++
+		}
+	}
+	require.Greater(t, counted, 8, "the transcripts state few counts: the test lost its cases")
+}
+
+type providerTotal struct {
+	name, tenant, where string
+	want                canonical.TokenUsage
+}
+
+// doubtfulTranscripts are the corpus files its manifest does not mark as
+// real runs (synthetic sequences, edited fixtures).
+func doubtfulTranscripts(t *testing.T) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile("../../../shared/corpus/MANIFEST.tsv")
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	out := map[string]bool{}
+	for line := range strings.Lines(string(b)) {
+		f := strings.Split(strings.TrimRight(line, "\n"), "\t")
+		if len(f) > 4 && f[4] == "doubt" {
+			out[f[0]] = true
+		}
+	}
+	return out
+}
+
+// runningTotal sums a count that a process keeps running and a new
+// process starts from zero again: the peak of each stretch.
+type runningTotal struct{ done, last canonical.TokenUsage }
+
+func (r *runningTotal) see(u canonical.TokenUsage) {
+	if u.TotalTokens() < r.last.TotalTokens() {
+		r.done = r.done.Add(r.last)
+	}
+	r.last = u
+}
+
+func (r *runningTotal) sum() canonical.TokenUsage { return r.done.Add(r.last) }
+
+// rolloutTotal is what a Codex rollout's token_count lines state in all.
+func rolloutTotal(t *testing.T, path string) canonical.TokenUsage {
+	t.Helper()
+	var r runningTotal
+	for _, line := range adaptertest.ReadLines(t, path) {
+		var l struct {
+			Type    string `json:"type"`
+			Payload struct {
+				Type string `json:"type"`
+				Info *struct {
+					Total struct {
+						Input     int64 `json:"input_tokens"`
+						Cached    int64 `json:"cached_input_tokens"`
+						Output    int64 `json:"output_tokens"`
+						Reasoning int64 `json:"reasoning_output_tokens"`
+					} `json:"total_token_usage"`
+				} `json:"info"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(line, &l) != nil || l.Type != "event_msg" || l.Payload.Type != "token_count" || l.Payload.Info == nil {
+			continue
+		}
+		u := l.Payload.Info.Total
+		r.see(canonical.TokenUsage{InputTokens: u.Input - u.Cached, CachedInputTokens: u.Cached, OutputTokens: u.Output, ReasoningOutputTokens: u.Reasoning})
+	}
+	return r.sum()
+}
+
+// streamTotal is what a Claude stream's results state in all.
+func streamTotal(t *testing.T, path string) canonical.TokenUsage {
+	t.Helper()
+	type counts struct {
+		Input      int64 `json:"input_tokens"`
+		CacheRead  int64 `json:"cache_read_input_tokens"`
+		CacheWrite int64 `json:"cache_creation_input_tokens"`
+		Output     int64 `json:"output_tokens"`
+	}
+	sessions := map[string]*runningTotal{}
+	var stated canonical.TokenUsage
+	for _, line := range adaptertest.ReadLines(t, path) {
+		var l struct {
+			Type       string `json:"type"`
+			Session    string `json:"session_id"`
+			Usage      counts `json:"usage"`
+			ModelUsage map[string]struct {
+				Input      int64 `json:"inputTokens"`
+				CacheRead  int64 `json:"cacheReadInputTokens"`
+				CacheWrite int64 `json:"cacheCreationInputTokens"`
+				Output     int64 `json:"outputTokens"`
+			} `json:"modelUsage"`
+		}
+		if json.Unmarshal(line, &l) != nil || l.Type != "result" {
+			continue
+		}
+		if len(l.ModelUsage) == 0 {
+			stated = stated.Add(canonical.TokenUsage{InputTokens: l.Usage.Input, CachedInputTokens: l.Usage.CacheRead, CacheWriteInputTokens: l.Usage.CacheWrite, OutputTokens: l.Usage.Output})
+			continue
+		}
+		var cum canonical.TokenUsage
+		for _, m := range l.ModelUsage {
+			cum = cum.Add(canonical.TokenUsage{InputTokens: m.Input, CachedInputTokens: m.CacheRead, CacheWriteInputTokens: m.CacheWrite, OutputTokens: m.Output})
+		}
+		if sessions[l.Session] == nil {
+			sessions[l.Session] = &runningTotal{}
+		}
+		sessions[l.Session].see(cum)
+	}
+	for _, r := range sessions {
+		stated = stated.Add(r.sum())
+	}
+	return stated
 }
