@@ -163,13 +163,15 @@ func TestReportAndCountOfOneTurnRace(t *testing.T) {
 	require.Equal(t, []string{"model-as-counted 9 false"}, got)
 }
 
-// TestThreadUsageWhereverBatchesEnd: a thread's running token count can go
-// down (a resumed Codex process counts from 0 again; a Claude result's
-// total is not the sum of its messages). The thread's row holds the
-// greatest of each count any event reported, so it is the same however
-// batches cut the session: a projector that starts over after a crash
-// cuts it elsewhere. It once held the greatest of the counts that ended a
-// batch: with the whole session in one batch, the last count alone.
+// TestThreadUsageWhereverBatchesEnd: a thread's row is the same however
+// batches cut the session (a projector that starts over after a crash cuts
+// it elsewhere). It once held the greatest of the counts that ended a
+// batch: with the whole session in one batch, the last count alone. Here a
+// resumed Codex process counts from 0 again in the same rollout; the
+// adapter adds the first process's count to the second's (codex-rollout/17),
+// so the row is the whole thread's. A count that goes down in the events
+// (two sessions' counts, a Claude result's total) leaves the greatest of
+// each bucket; TestAnyOrderWhereverBatchesEnd draws such orders.
 func TestThreadUsageWhereverBatchesEnd(t *testing.T) {
 	t.Parallel()
 	count := func(at string, input, cached, output, reasoning int) []byte {
@@ -193,9 +195,9 @@ func TestThreadUsageWhereverBatchesEnd(t *testing.T) {
 		var usage []int64
 		require.NoError(t, e.pool.QueryRow(ctx, `SELECT array[input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_output_tokens]::int8[] FROM threads`).
 			Scan(&usage))
-		// Uncached input 37208 - 2432; cached, output and reasoning of the
-		// first process's last count.
-		require.Equal(t, []int64{34776, 6016, 0, 409, 320}, usage, "batches of %d", cfg.BatchSize)
+		// Both processes' counts: uncached input (6726 - 6016) + (37208 -
+		// 2432), cached 6016 + 2432, output 409 + 335, reasoning 320 + 128.
+		require.Equal(t, []int64{35486, 8448, 0, 744, 448}, usage, "batches of %d", cfg.BatchSize)
 		dumps = append(dumps, e.dump())
 	}
 	requireSameDump(t, dumps[0], dumps[1], "the projection in one batch")
@@ -436,7 +438,7 @@ func doubtfulTranscripts(t *testing.T) map[string]bool {
 type runningTotal struct{ done, last canonical.TokenUsage }
 
 func (r *runningTotal) see(u canonical.TokenUsage) {
-	if u.TotalTokens() < r.last.TotalTokens() {
+	if u.Behind(r.last) {
 		r.done = r.done.Add(r.last)
 	}
 	r.last = u

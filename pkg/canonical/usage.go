@@ -83,6 +83,15 @@ func (u TokenUsage) Sub(v TokenUsage) TokenUsage {
 	}
 }
 
+// Behind reports whether some bucket of u is below v's. Of two readings
+// of a cumulative count, it says the count started over (a new process):
+// each bucket of a running count only grows.
+func (u TokenUsage) Behind(v TokenUsage) bool {
+	return u.InputTokens < v.InputTokens || u.CachedInputTokens < v.CachedInputTokens ||
+		u.CacheWriteInputTokens < v.CacheWriteInputTokens || u.OutputTokens < v.OutputTokens ||
+		u.ReasoningOutputTokens < v.ReasoningOutputTokens
+}
+
 // IsZero reports whether no bucket counts anything.
 func (u TokenUsage) IsZero() bool { return u == TokenUsage{} }
 

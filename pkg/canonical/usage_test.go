@@ -106,6 +106,11 @@ func TestTokenUsageArithmetic(t *testing.T) {
 	require.Equal(t, TokenUsage{InputTokens: 6, CacheWriteInputTokens: 5, ReasoningOutputTokens: 2}, a.Sub(b))
 	require.True(t, TokenUsage{}.IsZero())
 	require.False(t, a.IsZero())
+	// A count that fell in any bucket started over, though its total grew.
+	require.True(t, b.Behind(a), "input fell")
+	require.True(t, a.Behind(b), "cached fell")
+	require.False(t, a.Add(b).Behind(a))
+	require.False(t, a.Behind(a))
 }
 
 // TestAddHoldsAtMaxInt64: a running total, or a total across buckets, of

@@ -385,7 +385,7 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 			// Counts below the previous result's are a count that
 			// started over (another run's output): the turn's share is
 			// all of it.
-			if prev, ok := st.Models[name]; ok && !behind(cum.TokenUsage, prev.TokenUsage) {
+			if prev, ok := st.Models[name]; ok && !cum.Behind(prev.TokenUsage) {
 				turn.TokenUsage = cum.Sub(prev.TokenUsage)
 				if cum.CostUSD != nil && prev.CostUSD != nil && *cum.CostUSD >= *prev.CostUSD {
 					c := roundCost(*cum.CostUSD - *prev.CostUSD)
@@ -431,13 +431,6 @@ func roundCost(c float64) float64 {
 		return r
 	}
 	return c
-}
-
-// behind reports whether a cumulative count went backwards in any bucket.
-func behind(cum, prev canonical.TokenUsage) bool {
-	return cum.InputTokens < prev.InputTokens || cum.CachedInputTokens < prev.CachedInputTokens ||
-		cum.CacheWriteInputTokens < prev.CacheWriteInputTokens || cum.OutputTokens < prev.OutputTokens ||
-		cum.ReasoningOutputTokens < prev.ReasoningOutputTokens
 }
 
 func nonNegI(p *int64) *int64 {

@@ -19,7 +19,7 @@ import (
 const Dialect = "codex-rollout"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "codex-rollout/16"
+const MappingVersion = "codex-rollout/17"
 
 const rawSource = "codex.eventmsg"
 
@@ -439,8 +439,8 @@ func (mp *mapper) tokenCount(raw json.RawMessage) {
 			mp.em.Fail(mp.env, canonical.ErrorClassValidation, "token_count usage could not be read: "+err.Error(), nil)
 			return
 		}
-		out := &canonical.ThreadTokenUsageUpdated{Usage: total}
-		if total != mp.st.Total {
+		out := &canonical.ThreadTokenUsageUpdated{}
+		if total != mp.reported() {
 			if last, err := codexcommon.Usage(p.Info.Last); err == nil {
 				out.Last = &last
 			}
@@ -449,7 +449,7 @@ func (mp *mapper) tokenCount(raw json.RawMessage) {
 			out.ModelContextWindow = w
 		}
 		mp.setTotal(total)
-		out.Turn = mp.turnSoFar()
+		out.Usage, out.Turn = mp.st.Total, mp.turnSoFar()
 		mp.em.Emit(mp.env, out)
 		emitted = true
 	}
@@ -462,15 +462,32 @@ func (mp *mapper) tokenCount(raw json.RawMessage) {
 	}
 }
 
-func (mp *mapper) setTotal(total canonical.TokenUsage) {
-	if total.TotalTokens() < mp.st.TurnStart.TotalTokens() {
-		// The counter restarted (a resumed process): the turn starts over.
-		mp.st.TurnStart = canonical.TokenUsage{}
+// setTotal takes the running count of the process that writes the
+// rollout, as it reports it. A count below the last one is a new
+// process's: a resumed thread counts from zero again, in the same file.
+// The earlier processes' counts are kept (Base), so that the thread's
+// total is all of its usage and the open turn's goes on from where it
+// was.
+func (mp *mapper) setTotal(reported canonical.TokenUsage) {
+	st := mp.st
+	prev := mp.reported()
+	if reported.Behind(prev) {
+		st.Base = st.Base.Add(prev)
 	}
-	mp.st.Total = total
-	if mp.st.TurnID != "" {
-		mp.st.TurnUsage = true
+	st.Reported = reported
+	st.Total = st.Base.Add(reported)
+	if st.TurnID != "" {
+		st.TurnUsage = true
 	}
+}
+
+// reported is the process's count as last reported. A state kept before
+// Reported was (codex-rollout/16) has only Total, which was that count.
+func (mp *mapper) reported() canonical.TokenUsage {
+	if mp.st.Reported == (canonical.TokenUsage{}) && mp.st.Base == (canonical.TokenUsage{}) {
+		return mp.st.Total
+	}
+	return mp.st.Reported
 }
 
 // usageRecord maps token_usage_record (0.171+): one model response's
@@ -486,7 +503,7 @@ func (mp *mapper) usageRecord(raw json.RawMessage) {
 		mp.em.Fail(mp.env, canonical.ErrorClassValidation, "token_usage_record usage could not be read: "+err.Error(), nil)
 		return
 	}
-	mp.setTotal(mp.st.Total.Add(u))
+	mp.setTotal(mp.reported().Add(u))
 	mp.em.Emit(mp.env, &canonical.ThreadTokenUsageUpdated{Usage: mp.st.Total, Last: &u, Turn: mp.turnSoFar()})
 }
 

@@ -110,6 +110,39 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a resumed process counts from zero again in the same rollout: the thread's total goes on, each turn counts its own",
+			given: []string{
+				ln("session_meta", `{"id":"th","cli_version":"0.40.0"}`),
+				ln("event_msg", `{"type":"task_started","turn_id":"t1"}`),
+				ln("event_msg", tokens(100)), ln("event_msg", tokens(500)),
+				ln("event_msg", `{"type":"task_complete","turn_id":"t1"}`),
+				// The thread resumed by a new process.
+				ln("event_msg", `{"type":"task_started","turn_id":"t2"}`),
+				ln("event_msg", tokens(30)),
+				// And again mid-turn: its count so far stays the turn's.
+				ln("event_msg", tokens(20)), ln("event_msg", tokens(25)),
+				ln("event_msg", `{"type":"task_complete","turn_id":"t2"}`),
+			},
+			expected: []canonical.Kind{canonical.KindSessionStarted, canonical.KindThreadStarted, canonical.KindSessionConfigured,
+				canonical.KindTurnStarted, canonical.KindThreadTokenUsageUpdated, canonical.KindThreadTokenUsageUpdated, canonical.KindTurnCompleted,
+				canonical.KindTurnStarted, canonical.KindThreadTokenUsageUpdated, canonical.KindThreadTokenUsageUpdated, canonical.KindThreadTokenUsageUpdated, canonical.KindTurnCompleted},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				var totals, turns []int64
+				for _, e := range evs {
+					if p, ok := e.Payload.(*canonical.ThreadTokenUsageUpdated); ok {
+						totals = append(totals, p.Usage.OutputTokens)
+					}
+					if p, ok := e.Payload.(*canonical.TurnCompleted); ok {
+						turns = append(turns, p.Usage.OutputTokens)
+					}
+				}
+				require.Equal(t, []int64{100, 500, 530, 550, 555}, totals, "the thread's total, all processes' counts")
+				require.Equal(t, []int64{500, 55}, turns, "each turn's own: 30, then 25 more from the third process")
+				require.Equal(t, totals[len(totals)-1], turns[0]+turns[1])
+			},
+		},
+		{
 			name: "tool begin/end and output pair by call_id",
 			given: []string{
 				ln("event_msg", `{"type":"task_started","turn_id":"tu"}`),

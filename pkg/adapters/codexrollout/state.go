@@ -27,8 +27,13 @@ type State struct {
 	// TurnError is why the open turn failed: the message of an error line
 	// that fails it, or of the error task_complete carried.
 	TurnError string `json:"turnError,omitempty"`
-	// Total is the thread's cumulative usage as last reported.
+	// Total is the thread's cumulative usage: Base and Reported.
 	Total canonical.TokenUsage `json:"total"`
+	// Reported is the running count of the process writing the rollout,
+	// as last reported; Base the counts of the processes before it (a
+	// resumed thread counts from zero again).
+	Reported canonical.TokenUsage `json:"reported,omitzero"`
+	Base     canonical.TokenUsage `json:"base,omitzero"`
 	// Open are the items not completed yet, oldest first.
 	Open []OpenItem `json:"open,omitempty"`
 	// Done lists the keys of items completed in the open turn, so that a
