@@ -196,9 +196,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 // difference. A count that fell in some bucket is not a continuation (a
 // CLI that started counting anew): it is the turn's own.
 func reportedTurn(prev, total canonical.TokenUsage) canonical.TokenUsage {
-	if total.InputTokens < prev.InputTokens || total.CachedInputTokens < prev.CachedInputTokens ||
-		total.CacheWriteInputTokens < prev.CacheWriteInputTokens || total.OutputTokens < prev.OutputTokens ||
-		total.ReasoningOutputTokens < prev.ReasoningOutputTokens {
+	if total.Behind(prev) {
 		return total
 	}
 	return total.Sub(prev)

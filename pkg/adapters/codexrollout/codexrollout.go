@@ -376,7 +376,7 @@ func (mp *mapper) startTurn(turnID string, p *canonical.TurnStarted) {
 	} else {
 		mp.st.TurnID = mp.em.IDs().Derived(canonical.EntityTurn, mp.f.Ordinal, 0)
 	}
-	mp.st.TurnStart, mp.st.TurnUsage = mp.st.Total, false
+	mp.st.TurnStart, mp.st.TurnUsage = mp.st.thread(), false
 	mp.setEnv()
 	mp.em.Emit(mp.env, p)
 }
@@ -440,7 +440,7 @@ func (mp *mapper) tokenCount(raw json.RawMessage) {
 			return
 		}
 		out := &canonical.ThreadTokenUsageUpdated{}
-		if total != mp.reported() {
+		if total != mp.st.Total {
 			if last, err := codexcommon.Usage(p.Info.Last); err == nil {
 				out.Last = &last
 			}
@@ -449,7 +449,7 @@ func (mp *mapper) tokenCount(raw json.RawMessage) {
 			out.ModelContextWindow = w
 		}
 		mp.setTotal(total)
-		out.Usage, out.Turn = mp.st.Total, mp.turnSoFar()
+		out.Usage, out.Turn = mp.st.thread(), mp.turnSoFar()
 		mp.em.Emit(mp.env, out)
 		emitted = true
 	}
@@ -458,7 +458,7 @@ func (mp *mapper) tokenCount(raw json.RawMessage) {
 		emitted = true
 	}
 	if !emitted {
-		mp.em.Emit(mp.env, &canonical.ThreadTokenUsageUpdated{Usage: mp.st.Total})
+		mp.em.Emit(mp.env, &canonical.ThreadTokenUsageUpdated{Usage: mp.st.thread()})
 	}
 }
 
@@ -470,24 +470,13 @@ func (mp *mapper) tokenCount(raw json.RawMessage) {
 // was.
 func (mp *mapper) setTotal(reported canonical.TokenUsage) {
 	st := mp.st
-	prev := mp.reported()
-	if reported.Behind(prev) {
-		st.Base = st.Base.Add(prev)
+	if reported.Behind(st.Total) {
+		st.Base = st.Base.Add(st.Total)
 	}
-	st.Reported = reported
-	st.Total = st.Base.Add(reported)
+	st.Total = reported
 	if st.TurnID != "" {
 		st.TurnUsage = true
 	}
-}
-
-// reported is the process's count as last reported. A state kept before
-// Reported was (codex-rollout/16) has only Total, which was that count.
-func (mp *mapper) reported() canonical.TokenUsage {
-	if mp.st.Reported == (canonical.TokenUsage{}) && mp.st.Base == (canonical.TokenUsage{}) {
-		return mp.st.Total
-	}
-	return mp.st.Reported
 }
 
 // usageRecord maps token_usage_record (0.171+): one model response's
@@ -503,8 +492,8 @@ func (mp *mapper) usageRecord(raw json.RawMessage) {
 		mp.em.Fail(mp.env, canonical.ErrorClassValidation, "token_usage_record usage could not be read: "+err.Error(), nil)
 		return
 	}
-	mp.setTotal(mp.reported().Add(u))
-	mp.em.Emit(mp.env, &canonical.ThreadTokenUsageUpdated{Usage: mp.st.Total, Last: &u, Turn: mp.turnSoFar()})
+	mp.setTotal(mp.st.Total.Add(u))
+	mp.em.Emit(mp.env, &canonical.ThreadTokenUsageUpdated{Usage: mp.st.thread(), Last: &u, Turn: mp.turnSoFar()})
 }
 
 // turnSoFar is the open turn's usage so far (the thread total's growth
@@ -515,7 +504,7 @@ func (mp *mapper) turnSoFar() *canonical.TokenUsage {
 	if mp.st.TurnID == "" || !mp.st.TurnUsage {
 		return nil
 	}
-	u := mp.st.Total.Sub(mp.st.TurnStart)
+	u := mp.st.thread().Sub(mp.st.TurnStart)
 	return &u
 }
 

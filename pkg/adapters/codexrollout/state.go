@@ -27,13 +27,12 @@ type State struct {
 	// TurnError is why the open turn failed: the message of an error line
 	// that fails it, or of the error task_complete carried.
 	TurnError string `json:"turnError,omitempty"`
-	// Total is the thread's cumulative usage: Base and Reported.
+	// Total is the running count of the process writing the rollout, as
+	// last reported; Base the counts of the processes before it in the
+	// same rollout (a resumed thread counts from zero again). The
+	// thread's usage is both (thread).
 	Total canonical.TokenUsage `json:"total"`
-	// Reported is the running count of the process writing the rollout,
-	// as last reported; Base the counts of the processes before it (a
-	// resumed thread counts from zero again).
-	Reported canonical.TokenUsage `json:"reported,omitzero"`
-	Base     canonical.TokenUsage `json:"base,omitzero"`
+	Base  canonical.TokenUsage `json:"base,omitzero"`
 	// Open are the items not completed yet, oldest first.
 	Open []OpenItem `json:"open,omitempty"`
 	// Done lists the keys of items completed in the open turn, so that a
@@ -122,3 +121,6 @@ func (st State) clone() State {
 
 // SessionProvider implements adapter.ProviderState.
 func (st State) SessionProvider() canonical.Provider { return st.Provider }
+
+// thread is the thread's cumulative usage: every process's count.
+func (st *State) thread() canonical.TokenUsage { return st.Base.Add(st.Total) }
