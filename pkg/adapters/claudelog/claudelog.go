@@ -202,7 +202,7 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	st.T.SetSession(l.SessionID)
 	env := st.T.Envelope(em)
 	t := &st.T
-	wasOpen := t.Turn != ""
+	before := t.Turn
 	switch l.Type {
 	case "user":
 		st.ClosedTurn, st.ClosedMsg = "", ""
@@ -248,9 +248,6 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			// reason, so the next prompt is where the previous turn ends.
 			env = closeTurn(em, t, env, canonical.TurnStateCompleted, "", "")
 		}
-		if prompt {
-			st.Side = l.IsSidechain
-		}
 		t.User(em, env, m, claudestream.UserOptions{UUID: l.UUID, Prompt: prompt, Meta: l.IsMeta, Compaction: l.IsCompactSummary, ToolUseResult: l.ToolUseResult})
 	case "assistant":
 		mapAssistant(em, &st, env, l)
@@ -275,11 +272,12 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		adapter.Unmapped(em, env, kind)
 	}
 	message := l.Type == "user" || l.Type == "assistant"
-	if message && !wasOpen && t.Turn != "" {
-		// A sub-agent's own transcript may open with lines that are no
-		// prompt (hook context, a compaction's instructions): the line
-		// that opened the turn says whose it is, or the sub-agent's
-		// usage would count as a sub-agent's inside its own turn.
+	if message && t.Turn != "" && t.Turn != before {
+		// The line that opened the turn says whose it is: a prompt, or
+		// any line when none was open (a sub-agent's own transcript may
+		// open with hook context or a compaction's instructions, which
+		// are no prompt; taken for a sub-agent inside another turn, its
+		// usage would not be its turn's).
 		st.Side = l.IsSidechain
 	}
 	if message && l.Version != "" && l.Version != st.Version {

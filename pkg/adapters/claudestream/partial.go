@@ -42,6 +42,8 @@ func mapStreamEvent(em *adapter.Emitter, st *State, env canonical.Event, fr fram
 	if ev.Type == "message_stop" {
 		return // framing only: blocks and usage were reported already (documented as silent)
 	}
+	// A sub-agent's message inside the turn, as mapAssistant tells it.
+	sub := fr.ParentToolUseID != "" && t.Turn != ""
 	env = t.EnsureTurn(em, env)
 	parent := t.ParentItem(em, fr.ParentToolUseID)
 	switch ev.Type {
@@ -51,7 +53,7 @@ func mapStreamEvent(em *adapter.Emitter, st *State, env canonical.Event, fr fram
 			t.StreamMsg = m.ID
 			detail = m.Model
 			t.StreamModel = m.Model
-			if t.FirstMsg == "" && fr.ParentToolUseID == "" {
+			if t.FirstMsg == "" && !sub {
 				// The turn's provider id, as the result's turn.completed
 				// will name it: a report of the turn's usage (message_delta)
 				// can come before the full message does.
@@ -189,7 +191,7 @@ func mapStreamEvent(em *adapter.Emitter, st *State, env canonical.Event, fr fram
 					t.Usage = map[string]MessageUsage{}
 				}
 				mu := t.Usage[t.StreamMsg]
-				mu.Usage, mu.SubAgent = u, mu.SubAgent || fr.ParentToolUseID != ""
+				mu.Usage, mu.SubAgent = u, mu.SubAgent || sub
 				if mu.Model == "" {
 					mu.Model = t.StreamModel
 				}
