@@ -408,3 +408,30 @@ func (g *commitGate) takeDown(t *testing.T, p *project.Projector, applied, total
 	down()
 	require.Less(t, p.Stats().Applied.Load(), total, "the projector finished before the server went down: the test tested nothing")
 }
+
+// claudeCounts are the token counts Claude writes in an API message's
+// usage and in a result's: the transcript's own figures, read apart from
+// the adapters that map them.
+type claudeCounts struct {
+	Input      int64 `json:"input_tokens"`
+	CacheRead  int64 `json:"cache_read_input_tokens"`
+	CacheWrite int64 `json:"cache_creation_input_tokens"`
+	Output     int64 `json:"output_tokens"`
+}
+
+func (c claudeCounts) usage() canonical.TokenUsage {
+	return canonical.TokenUsage{InputTokens: c.Input, CachedInputTokens: c.CacheRead, CacheWriteInputTokens: c.CacheWrite, OutputTokens: c.Output}
+}
+
+// claudeModelCounts are one model's counts in a Claude result's
+// modelUsage, cumulated over the session.
+type claudeModelCounts struct {
+	Input      int64 `json:"inputTokens"`
+	CacheRead  int64 `json:"cacheReadInputTokens"`
+	CacheWrite int64 `json:"cacheCreationInputTokens"`
+	Output     int64 `json:"outputTokens"`
+}
+
+func (c claudeModelCounts) usage() canonical.TokenUsage {
+	return claudeCounts(c).usage()
+}

@@ -55,16 +55,11 @@ func TestGolden(t *testing.T) {
 	checked := 0
 	for _, r := range recs {
 		var result struct {
-			Type         string  `json:"type"`
-			Result       string  `json:"result"`
-			TotalCostUSD float64 `json:"total_cost_usd"`
-			ModelUsage   map[string]struct {
-				Input      int64 `json:"inputTokens"`
-				CacheRead  int64 `json:"cacheReadInputTokens"`
-				CacheWrite int64 `json:"cacheCreationInputTokens"`
-				Output     int64 `json:"outputTokens"`
-			} `json:"modelUsage"`
-			IsError bool `json:"is_error"`
+			Type         string                       `json:"type"`
+			Result       string                       `json:"result"`
+			TotalCostUSD float64                      `json:"total_cost_usd"`
+			ModelUsage   map[string]claudeModelCounts `json:"modelUsage"`
+			IsError      bool                         `json:"is_error"`
 		}
 		if !strings.HasPrefix(r.name, "claude-stream") && !strings.HasPrefix(r.name, "claude-control") {
 			continue

@@ -281,25 +281,17 @@ func TestSubAgentsInTheMainLog(t *testing.T) {
 		recs = append(recs, r)
 	}
 	e := projectedBy(t, project.Config{}, recs...)
-
-	ctx := context.Background()
 	inMain := 0
 	for i, p := range paths {
 		all, main, mixed := messageUsage(t, p)
 		tenant := fmt.Sprintf("log-%d", i)
-		var got, turns canonical.TokenUsage
-		require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_input_tokens), 0),
-			coalesce(sum(cache_write_input_tokens), 0), coalesce(sum(output_tokens), 0)
-			FROM usage_by_session WHERE tenant_id = $1`, tenant).Scan(&got.InputTokens, &got.CachedInputTokens, &got.CacheWriteInputTokens, &got.OutputTokens))
-		require.Equal(t, all, got, "%s: the usage views", p)
+		require.Equal(t, all, e.usageSum(`usage_by_session WHERE tenant_id = $1`, tenant), "%s: the usage views", p)
 		if !mixed {
 			continue
 		}
 		inMain++
 		require.Greater(t, all.OutputTokens, main.OutputTokens, p)
-		require.NoError(t, e.pool.QueryRow(ctx, `SELECT sum(input_tokens), sum(cached_input_tokens), sum(cache_write_input_tokens), sum(output_tokens)
-			FROM turns WHERE tenant_id = $1`, tenant).Scan(&turns.InputTokens, &turns.CachedInputTokens, &turns.CacheWriteInputTokens, &turns.OutputTokens))
-		require.Equal(t, main, turns, "%s: the turns' own usage", p)
+		require.Equal(t, main, e.usageSum(`turns WHERE tenant_id = $1`, tenant), "%s: the turns' own usage", p)
 	}
 	require.Positive(t, inMain, "no public log has sub-agent lines in its main log: the test lost its case")
 }
@@ -321,22 +313,16 @@ func messageUsage(t *testing.T, path string) (all, main canonical.TokenUsage, mi
 			Type    string `json:"type"`
 			Side    bool   `json:"isSidechain"`
 			Message struct {
-				ID    string `json:"id"`
-				Model string `json:"model"`
-				Usage struct {
-					Input      int64 `json:"input_tokens"`
-					CacheRead  int64 `json:"cache_read_input_tokens"`
-					CacheWrite int64 `json:"cache_creation_input_tokens"`
-					Output     int64 `json:"output_tokens"`
-				} `json:"usage"`
+				ID    string       `json:"id"`
+				Model string       `json:"model"`
+				Usage claudeCounts `json:"usage"`
 			} `json:"message"`
 		}
 		// "<synthetic>" messages (the CLI's own error text) cost nothing.
 		if json.Unmarshal([]byte(line), &l) != nil || l.Type != "assistant" || l.Message.ID == "" || strings.HasPrefix(l.Message.Model, "<") {
 			continue
 		}
-		u := l.Message.Usage
-		last[l.Message.ID] = msg{side: l.Side, u: canonical.TokenUsage{InputTokens: u.Input, CachedInputTokens: u.CacheRead, CacheWriteInputTokens: u.CacheWrite, OutputTokens: u.Output}}
+		last[l.Message.ID] = msg{side: l.Side, u: l.Message.Usage.usage()}
 	}
 	var sides, mains int
 	for _, m := range last {
@@ -393,15 +379,9 @@ func TestUsageMatchesProviderTotals(t *testing.T) {
 		t.Skip("the public transcripts are not here")
 	}
 	e := projectedBy(t, project.Config{}, recs...)
-	ctx := context.Background()
 	counted := 0
 	for _, c := range checks {
-		var got canonical.TokenUsage
-		require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_input_tokens), 0),
-			coalesce(sum(cache_write_input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_output_tokens), 0)
-			FROM usage_ledger WHERE tenant_id = $1`+c.where, c.tenant).
-			Scan(&got.InputTokens, &got.CachedInputTokens, &got.CacheWriteInputTokens, &got.OutputTokens, &got.ReasoningOutputTokens))
-		require.Equal(t, c.want, got, c.name)
+		require.Equal(t, c.want, e.usageSum(`usage_ledger WHERE tenant_id = $1`+c.where, c.tenant), c.name)
 		if c.want != (canonical.TokenUsage{}) {
 			counted++
 		}
@@ -477,36 +457,25 @@ func rolloutTotal(t *testing.T, path string) canonical.TokenUsage {
 // streamTotal is what a Claude stream's results state in all.
 func streamTotal(t *testing.T, path string) canonical.TokenUsage {
 	t.Helper()
-	type counts struct {
-		Input      int64 `json:"input_tokens"`
-		CacheRead  int64 `json:"cache_read_input_tokens"`
-		CacheWrite int64 `json:"cache_creation_input_tokens"`
-		Output     int64 `json:"output_tokens"`
-	}
 	sessions := map[string]*runningTotal{}
 	var stated canonical.TokenUsage
 	for _, line := range adaptertest.ReadLines(t, path) {
 		var l struct {
-			Type       string `json:"type"`
-			Session    string `json:"session_id"`
-			Usage      counts `json:"usage"`
-			ModelUsage map[string]struct {
-				Input      int64 `json:"inputTokens"`
-				CacheRead  int64 `json:"cacheReadInputTokens"`
-				CacheWrite int64 `json:"cacheCreationInputTokens"`
-				Output     int64 `json:"outputTokens"`
-			} `json:"modelUsage"`
+			Type       string                       `json:"type"`
+			Session    string                       `json:"session_id"`
+			Usage      claudeCounts                 `json:"usage"`
+			ModelUsage map[string]claudeModelCounts `json:"modelUsage"`
 		}
 		if json.Unmarshal(line, &l) != nil || l.Type != "result" {
 			continue
 		}
 		if len(l.ModelUsage) == 0 {
-			stated = stated.Add(canonical.TokenUsage{InputTokens: l.Usage.Input, CachedInputTokens: l.Usage.CacheRead, CacheWriteInputTokens: l.Usage.CacheWrite, OutputTokens: l.Usage.Output})
+			stated = stated.Add(l.Usage.usage())
 			continue
 		}
 		var cum canonical.TokenUsage
 		for _, m := range l.ModelUsage {
-			cum = cum.Add(canonical.TokenUsage{InputTokens: m.Input, CachedInputTokens: m.CacheRead, CacheWriteInputTokens: m.CacheWrite, OutputTokens: m.Output})
+			cum = cum.Add(m.usage())
 		}
 		if sessions[l.Session] == nil {
 			sessions[l.Session] = &runningTotal{}
@@ -517,4 +486,15 @@ func streamTotal(t *testing.T, path string) canonical.TokenUsage {
 		stated = stated.Add(r.sum())
 	}
 	return stated
+}
+
+// usageSum sums the token columns of the rows of from (a table or view
+// and its WHERE clause).
+func (e *env) usageSum(from string, args ...any) canonical.TokenUsage {
+	e.t.Helper()
+	var u canonical.TokenUsage
+	require.NoError(e.t, e.pool.QueryRow(context.Background(), `SELECT coalesce(sum(input_tokens), 0), coalesce(sum(cached_input_tokens), 0),
+		coalesce(sum(cache_write_input_tokens), 0), coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_output_tokens), 0) FROM `+from, args...).
+		Scan(&u.InputTokens, &u.CachedInputTokens, &u.CacheWriteInputTokens, &u.OutputTokens, &u.ReasoningOutputTokens))
+	return u
 }
