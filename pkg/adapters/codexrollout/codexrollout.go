@@ -463,7 +463,7 @@ func (mp *mapper) tokenCount(raw json.RawMessage) {
 }
 
 // setTotal takes the running count of the process that writes the
-// rollout, as it reports it. A count below the last one is a new
+// rollout, as it reports it. A count that fell in some bucket is a new
 // process's: a resumed thread counts from zero again, in the same file.
 // The earlier processes' counts are kept (Base), so that the thread's
 // total is all of its usage and the open turn's goes on from where it
