@@ -126,6 +126,10 @@ type turnPatch struct {
 	// message's), by which the views count a turn two sessions describe
 	// under two ids once.
 	providerTurn *string
+	// agent is the sub-agent run the turn belongs to (TurnStarted.AgentID):
+	// usage_counted leaves its ledger rows out where the launching turn's
+	// counted rows include the run's.
+	agent *string
 	// counted says the turn's end in this batch stated its own usage,
 	// which no report of the usage so far replaces (turns.usage_final).
 	counted bool
@@ -620,6 +624,7 @@ func (w *writes) fold(e *canonical.Event) {
 				t.model = str(p.Model)
 			}
 			t.effort = orKeep(t.effort, p.Effort)
+			t.agent = orKeep(t.agent, p.AgentID)
 		}
 	case *canonical.TurnCompleted:
 		if e.TurnID != "" {

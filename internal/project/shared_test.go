@@ -2,6 +2,7 @@ package project_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -273,6 +274,74 @@ func TestClaudeStreamAndLog(t *testing.T) {
 				requireSameDump(t, dumps[0], d, "another order or batch size")
 			}
 		})
+	}
+}
+
+// TestClaudeSubAgentCountedOnce: a run whose Claude Code sub-agent (the
+// Task tool) used another model, recorded three ways: the stream, whose
+// result counts the sub-agent's tokens in its modelUsage; the session
+// log, which leaves them out; and the sub-agent's own transcript, whose
+// turn counts them. Whichever of those are ingested, in whatever order
+// and batches, the usage views count each model's tokens once, as the
+// result states them. The log alone has no sub-agent's tokens to count.
+func TestClaudeSubAgentCountedOnce(t *testing.T) {
+	t.Parallel()
+	const dir = "../../testdata/recordings/"
+	stream, ok := mapRecording(t, "acme", dir+"claude-control/subagent.jsonl", "")
+	require.True(t, ok)
+	log, ok := mapRecording(t, "acme", dir+"claude-log/subagent.jsonl", "")
+	require.True(t, ok)
+	agent, ok := mapRecording(t, "acme", dir+"claude-log/subagent.agent-1.jsonl", "")
+	require.True(t, ok)
+
+	var result struct {
+		Usage      claudeCounts                 `json:"usage"`
+		ModelUsage map[string]claudeModelCounts `json:"modelUsage"`
+	}
+	for _, l := range adaptertest.ReadLines(t, dir+"claude-control/subagent.jsonl") {
+		var tap struct {
+			Msg json.RawMessage `json:"msg"`
+		}
+		require.NoError(t, json.Unmarshal(l, &tap))
+		if strings.Contains(string(tap.Msg), `"type":"result"`) {
+			require.NoError(t, json.Unmarshal(tap.Msg, &result))
+		}
+	}
+	require.Len(t, result.ModelUsage, 2, "the recording's sub-agent runs on a model of its own")
+	want := map[string]canonical.TokenUsage{}
+	for m, c := range result.ModelUsage {
+		want[m] = c.usage()
+	}
+	mainModel := ""
+	for m, u := range want {
+		if u == result.Usage.usage() {
+			mainModel = m
+		}
+	}
+	require.NotEmpty(t, mainModel, "the result's usage is its main conversation's, one model's")
+
+	byModel := func(e *env) map[string]canonical.TokenUsage {
+		got := map[string]canonical.TokenUsage{}
+		for m := range want {
+			if u := e.usageSum(`usage_priced WHERE model = $1`, m); u != (canonical.TokenUsage{}) {
+				got[m] = u
+			}
+		}
+		return got
+	}
+	require.Equal(t, map[string]canonical.TokenUsage{mainModel: want[mainModel]}, byModel(projected(t, log)),
+		"the log alone: the main conversation's tokens")
+	for _, recs := range [][]recording{
+		{stream}, {log, agent}, {agent, log}, {stream, agent}, {agent, stream},
+		{stream, log, agent}, {agent, log, stream}, {log, agent, stream}, {agent, stream, log},
+	} {
+		var names []string
+		for _, r := range recs {
+			names = append(names, filepath.Base(filepath.Dir(r.name))+"/"+filepath.Base(r.name))
+		}
+		for _, cfg := range []project.Config{{Workers: 1}, {Workers: 2, BatchSize: 1}} {
+			require.Equal(t, want, byModel(projectedBy(t, cfg, recs...)), "%s, batches of %d", strings.Join(names, " + "), cfg.BatchSize)
+		}
 	}
 }
 

@@ -323,6 +323,7 @@ var turnCols, turnSets = shared("t", slices.Concat([]column{
 	{name: "ended_at_ingested", typ: "bool", kind: kindLatest},
 	// Provided with the usage, so taken from the same session.
 	{name: "usage_final", typ: "bool", kind: kindLatest, stands: "usage_final"},
+	{name: "agent_id", typ: "text", kind: kindFirst},
 }))
 
 var upsertTurns = upsertSQL("turns", "t", "(tenant_id, turn_id)", turnCols, turnSets)
@@ -950,7 +951,8 @@ func (w *writes) queue(b *pgx.Batch) {
 			u := usageOf(t.usage)
 			rs.add(k.tenant, k.id, k.session, t.thread, t.provider, t.state, t.model, t.effort, t.started.at, t.ended.at,
 				t.stopReason, t.errorMessage, t.errorClass, u.in, u.cached, u.write, u.out, u.reasoning, t.cost, t.durationMs,
-				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn, t.started.flag(), t.ended.flag(), t.usageFinal())
+				rawJSON(t.plan), t.planExplanation, t.diff, t.updatedAt, t.providerTurn, t.started.flag(), t.ended.flag(), t.usageFinal(),
+				t.agent)
 		}
 		rs.queueTo(b, upsertTurns)
 	}

@@ -6,6 +6,11 @@ type TurnStarted struct {
 	Model string `json:"model,omitempty"`
 	// Effort is the reasoning effort, when the provider has one.
 	Effort string `json:"effort,omitempty"`
+	// AgentID is the provider's id of the sub-agent run the turn belongs
+	// to, when a transcript of that run states it (Claude Code's agentId):
+	// the session that launched the run names it too (its task's id),
+	// and its usage may include the run's.
+	AgentID string `json:"agentId,omitempty"`
 }
 
 // TurnCompleted is the payload of turn.completed.

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -56,6 +57,7 @@ func mainErr(ctx context.Context) error {
 		skipNPM = flag.Bool("no-install", false, "use the CLIs already installed under -npm")
 		timeout = flag.Duration("timeout", 90*time.Second, "bound on each CLI invocation")
 		keep    = flag.Bool("keep", false, "keep scratch directories")
+		only1   = flag.String("scenario", "", "record this scenario alone (claude only), keeping the other recordings")
 	)
 	flag.Parse()
 	names := []string{}
@@ -84,7 +86,10 @@ func mainErr(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := &run.Run{OutDir: absOut, NPMDir: absNPM, Log: os.Stderr, Timeout: *timeout, Keep: *keep}
+	if *only1 != "" && !slices.Equal(selected, []string{"claude"}) {
+		return errors.New("-scenario needs -only claude: the other recorders record every scenario")
+	}
+	r := &run.Run{OutDir: absOut, NPMDir: absNPM, Log: os.Stderr, Timeout: *timeout, Keep: *keep, Scenario: *only1}
 
 	if err := os.MkdirAll(absOut, 0o755); err != nil {
 		return err
@@ -92,9 +97,9 @@ func mainErr(ctx context.Context) error {
 	manifestPath := filepath.Join(absOut, "MANIFEST.tsv")
 	var entries []manifest.Entry
 	if old, err := manifest.Read(manifestPath); err == nil {
-		// Keep the rows of recorders not run this time.
+		// Keep the rows of recorders and scenarios not run this time.
 		for _, e := range old {
-			if !slices.Contains(selected, recorderOf(e)) {
+			if !slices.Contains(selected, recorderOf(e)) || (*only1 != "" && e.Scenario != *only1) {
 				entries = append(entries, e)
 			}
 		}

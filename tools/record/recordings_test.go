@@ -41,7 +41,7 @@ func TestManifest(t *testing.T) {
 		if !slices.Contains(sets, e.Set) {
 			t.Errorf("manifest: unknown set %q", e.Set)
 		}
-		if !slices.Contains(manifest.Scenarios, e.Scenario) {
+		if !slices.Contains(manifest.ScenariosOf(e.Set), e.Scenario) {
 			t.Errorf("manifest: %s: unknown scenario %q", e.Set, e.Scenario)
 		}
 		covered[e.Set+"/"+e.Scenario] = true
@@ -64,7 +64,7 @@ func TestManifest(t *testing.T) {
 		checkRecording(t, e, slices.Contains(tapSets, e.Set))
 	}
 	for _, set := range sets {
-		for _, sc := range manifest.Scenarios {
+		for _, sc := range manifest.ScenariosOf(set) {
 			if !covered[set+"/"+sc] {
 				t.Errorf("manifest: no row for %s/%s", set, sc)
 			}

@@ -17,7 +17,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/14"
+const MappingVersion = "claude-log/15"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
@@ -139,6 +139,7 @@ type line struct {
 	HookInfos         json.RawMessage `json:"hookInfos"`
 	Attachment        json.RawMessage `json:"attachment"`
 	LeafUUID          string          `json:"leafUuid"`
+	AgentID           string          `json:"agentId"`
 }
 
 // time is the provider's time of the line, zero when it has none. A
@@ -203,6 +204,10 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	env := st.T.Envelope(em)
 	t := &st.T
 	before := t.Turn
+	t.Agent = ""
+	if l.IsSidechain {
+		t.Agent = l.AgentID
+	}
 	switch l.Type {
 	case "user":
 		st.ClosedTurn, st.ClosedMsg = "", ""

@@ -20,7 +20,10 @@
 // <command-name>, <local-command-stdout>): they map as the
 // system:local_command lines of later CLIs, outside turns. Sidechain
 // (sub-agent) lines run inside the main turn, except in a sub-agent's own
-// transcript, whose sidechain prompt opens its turns.
+// transcript, whose sidechain prompt opens its turns; their turn.started
+// names the run (agentId), as the stream's task_started does (task_id),
+// so that the projections count the run's tokens once when both are
+// ingested.
 //
 // Usage: the log has no result. An assistant message split over several
 // lines sharing message.id repeats its usage (refined as it streamed): the

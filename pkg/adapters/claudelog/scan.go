@@ -12,7 +12,7 @@ var lineFields = []string{
 	"isApiErrorMessage", "error", "message", "toolUseResult", "data", "toolUseID", "parentToolUseID",
 	"summary", "customTitle", "content", "durationMs", "compactMetadata", "level", "hookErrors",
 	"preventedContinuation", "retryAttempt", "maxRetries", "snapshot", "isSnapshotUpdate",
-	"version", "cwd", "gitBranch", "hookInfos", "attachment", "leafUuid",
+	"version", "cwd", "gitBranch", "hookInfos", "attachment", "leafUuid", "agentId",
 }
 
 // scanLine decodes a session-log line as json.Unmarshal into line does, by
@@ -28,13 +28,13 @@ func scanLine(b []byte) (line, jsonscan.Info, bool) {
 		return line{}, info, false
 	}
 	c := bytes.Clone(b)
-	var v [33][]byte
+	var v [34][]byte
 	if !jsonscan.Fields(c, lineFields, v[:]) {
 		return line{}, info, false
 	}
 	var l line
 	strs := []*string{0: &l.Type, 1: &l.Subtype, 2: &l.SessionID, 3: &l.UUID, 4: &l.Timestamp, 13: &l.ToolUseID, 14: &l.ParentToolUseID, 15: &l.Summary, 16: &l.CustomTitle, 20: &l.Level,
-		27: &l.Version, 28: &l.Cwd, 29: &l.GitBranch, 32: &l.LeafUUID}
+		27: &l.Version, 28: &l.Cwd, 29: &l.GitBranch, 32: &l.LeafUUID, 33: &l.AgentID}
 	for i, p := range strs {
 		if p == nil {
 			continue

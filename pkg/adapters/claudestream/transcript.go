@@ -27,6 +27,10 @@ type Transcript struct {
 	Model string `json:"model,omitempty"`
 	// Turn is the canonical id of the open turn ("" between turns).
 	Turn string `json:"turn,omitempty"`
+	// Agent is the sub-agent run the frame being mapped is a line of, in a
+	// transcript of that run's own (claude-log): a turn it opens is the
+	// run's. Set for each frame, so not kept.
+	Agent string `json:"-"`
 	// Blocks counts, per provider message id, the content blocks seen in
 	// full messages: Claude Code writes one message as several frames that
 	// share message.id, one block each, so a block's index in its message
@@ -226,7 +230,7 @@ func (t *Transcript) OpenTurn(em *adapter.Emitter, env canonical.Event) canonica
 	t.Turn = em.IDs().Derived(canonical.EntityTurn, em.Frame().Ordinal, 0)
 	t.Blocks, t.Usage, t.Plan, t.FirstMsg = nil, nil, nil, ""
 	env.TurnID = t.Turn
-	em.Emit(env, &canonical.TurnStarted{Model: t.Model})
+	em.Emit(env, &canonical.TurnStarted{Model: t.Model, AgentID: t.Agent})
 	return env
 }
 

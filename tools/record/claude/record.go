@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -81,6 +82,9 @@ func Record(ctx context.Context, r *run.Run) ([]manifest.Entry, error) {
 	var jobs []job
 	for _, m := range modes {
 		for _, sc := range scenarios() {
+			if r.Scenario != "" && sc.name != r.Scenario {
+				continue
+			}
 			jobs = append(jobs, job{m, sc})
 		}
 	}
@@ -222,10 +226,10 @@ func recordOne(ctx context.Context, r *run.Run, logw io.Writer, bin string, m mo
 	}}
 	if m.control {
 		e, err := recordLog(r, box, sessionID, sc, cmdline, repl)
+		entries = append(entries, e...)
 		if err != nil {
 			return entries, err
 		}
-		entries = append(entries, e)
 	}
 	return entries, nil
 }
@@ -359,32 +363,71 @@ func note(m mode, sc scenario) string {
 }
 
 // recordLog copies the session log the CLI wrote for the control run.
-func recordLog(r *run.Run, box *sandbox.Box, sessionID string, sc scenario, cmdline string, repl map[string]string) (manifest.Entry, error) {
+func recordLog(r *run.Run, box *sandbox.Box, sessionID string, sc scenario, cmdline string, repl map[string]string) ([]manifest.Entry, error) {
 	const set = "claude-log"
 	if sessionID == "" {
-		return unsupported(set, sc.name, "no session id in the stream"), errors.New("claude-log: no session id seen")
+		return []manifest.Entry{unsupported(set, sc.name, "no session id in the stream")}, errors.New("claude-log: no session id seen")
 	}
 	matches, err := filepath.Glob(filepath.Join(box.Home, ".claude", "projects", "*", sessionID+".jsonl"))
 	if err != nil || len(matches) == 0 {
-		return unsupported(set, sc.name, "no session log written"), fmt.Errorf("claude-log: no log for session %s under %s", sessionID, box.Home)
+		return []manifest.Entry{unsupported(set, sc.name, "no session log written")}, fmt.Errorf("claude-log: no log for session %s under %s", sessionID, box.Home)
 	}
-	b, err := os.ReadFile(matches[0])
+	lines, err := readLines(matches[0])
 	if err != nil {
-		return manifest.Entry{}, fmt.Errorf("claude-log: read session log: %w", err)
+		return nil, fmt.Errorf("claude-log: read session log: %w", err)
+	}
+	rel := filepath.Join(set, sc.name+".jsonl")
+	n, err := tap.WriteLines(r.Out(rel), lines, repl)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", rel, err)
+	}
+	entries := []manifest.Entry{{
+		Set: set, Scenario: sc.name, File: rel, Program: program, Command: cmdline, Frames: n,
+		Note: "$HOME/.claude/projects/<project>/<session>.jsonl written by the claude-control run of this scenario",
+	}}
+	// Sub-agents' transcripts, in the order they were written. Their
+	// agent ids are random; the file names number them instead.
+	agents, err := filepath.Glob(filepath.Join(filepath.Dir(matches[0]), sessionID, "subagents", "agent-*.jsonl"))
+	if err != nil {
+		return entries, fmt.Errorf("claude-log: list sub-agent transcripts: %w", err)
+	}
+	sort.Slice(agents, func(i, j int) bool { return modTime(agents[i]).Before(modTime(agents[j])) })
+	for i, a := range agents {
+		lines, err := readLines(a)
+		if err != nil {
+			return entries, fmt.Errorf("claude-log: read sub-agent transcript: %w", err)
+		}
+		rel := filepath.Join(set, fmt.Sprintf("%s.agent-%d.jsonl", sc.name, i+1))
+		n, err := tap.WriteLines(r.Out(rel), lines, repl)
+		if err != nil {
+			return entries, fmt.Errorf("write %s: %w", rel, err)
+		}
+		entries = append(entries, manifest.Entry{
+			Set: set, Scenario: sc.name, File: rel, Program: program, Command: cmdline, Frames: n,
+			Note: "$HOME/.claude/projects/<project>/<session>/subagents/agent-<id>.jsonl, a sub-agent's transcript, written by the claude-control run of this scenario",
+		})
+	}
+	return entries, nil
+}
+
+func readLines(path string) ([][]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
 	var lines [][]byte
 	for l := range bytes.SplitSeq(bytes.TrimRight(b, "\n"), []byte("\n")) {
 		lines = append(lines, l)
 	}
-	rel := filepath.Join(set, sc.name+".jsonl")
-	n, err := tap.WriteLines(r.Out(rel), lines, repl)
+	return lines, nil
+}
+
+func modTime(path string) time.Time {
+	fi, err := os.Stat(path)
 	if err != nil {
-		return manifest.Entry{}, fmt.Errorf("write %s: %w", rel, err)
+		return time.Time{}
 	}
-	return manifest.Entry{
-		Set: set, Scenario: sc.name, File: rel, Program: program, Command: cmdline, Frames: n,
-		Note: "$HOME/.claude/projects/<project>/<session>.jsonl written by the claude-control run of this scenario",
-	}, nil
+	return fi.ModTime()
 }
 
 var nonAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)

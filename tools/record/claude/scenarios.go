@@ -24,6 +24,8 @@ const (
 	touchArgs = `{"command":"touch approved.txt","description":"Create approved.txt"}`
 	// allowedBash pre-approves ls only; other commands need a permission.
 	allowedBash = "Bash(ls:*) TodoWrite"
+	// taskArgs starts a general-purpose sub-agent.
+	taskArgs = `{"description":"List the files","prompt":"List the files in this project and report them.","subagent_type":"general-purpose","model":"haiku"}`
 )
 
 func usage(in, cached, out int) script.Reply {
@@ -109,6 +111,20 @@ func scenarios() []scenario {
 			script: script.Script{
 				reply(usage(3100, 0, 30), script.Reply{Text: "I'll create the file.", ToolCalls: bash("toolu_rec_deny_touch", touchArgs)}),
 				reply(usage(3300, 3100, 20), script.Reply{Text: "I could not create approved.txt: permission to run the command was denied."}),
+			},
+		},
+		{
+			// A sub-agent (the Task tool) runs its own requests inside the
+			// main turn: the stream shows them under parent_tool_use_id,
+			// the result's modelUsage counts them, and the CLI writes them
+			// to a transcript of their own beside the session log.
+			name:    "subagent",
+			prompts: []string{"Have a sub-agent list the files in this project."},
+			script: script.Script{
+				reply(usage(3100, 0, 40), script.Reply{Text: "I'll ask a sub-agent.", ToolCalls: []script.ToolCall{{ID: "toolu_rec_sub_task", Name: "Task", Args: taskArgs}}}),
+				reply(usage(2000, 0, 20), script.Reply{Text: "Listing the files.", ToolCalls: bash("toolu_rec_sub_ls", lsArgs)}),
+				reply(usage(2200, 2000, 25), script.Reply{Text: "The project has README.md, go.mod and main.go."}),
+				reply(usage(3500, 3100, 30), script.Reply{Text: "The sub-agent found three files: README.md, go.mod and main.go."}),
 			},
 		},
 		{

@@ -40,6 +40,20 @@ type Entry struct {
 // Scenarios every program is recorded in (or says why not).
 var Scenarios = []string{"plain", "shell", "multistep", "error-500", "error-429", "approval-allow", "approval-deny", "two-turns"}
 
+// OwnScenarios are recorded by one program's sets alone (the sets whose
+// name starts with the key and a dash), after Scenarios: what only that
+// program does.
+var OwnScenarios = map[string][]string{
+	// A sub-agent (the Task tool) on a model of its own, with its transcript.
+	"claude": {"subagent"},
+}
+
+// ScenariosOf are the scenarios a set is recorded in.
+func ScenariosOf(set string) []string {
+	program, _, _ := strings.Cut(set, "-")
+	return slices.Concat(Scenarios, OwnScenarios[program])
+}
+
 func clean(s string) string { return strings.NewReplacer("\t", " ", "\n", " ").Replace(s) }
 
 // Write writes entries to path sorted by set, then scenario in the order of

@@ -34,6 +34,9 @@ type Run struct {
 	Timeout time.Duration
 	// Keep keeps scratch boxes for debugging.
 	Keep bool
+	// Scenario, when set, is the one scenario to record; recorders that
+	// cannot pick one record none.
+	Scenario string
 }
 
 // Module returns the directory of an installed npm package.
