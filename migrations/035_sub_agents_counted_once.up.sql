@@ -13,10 +13,11 @@
 -- A transcript's turns now name their run (turns.agent_id: Claude Code's
 -- agentId), as the stream's task of the same run does (tasks.task_id, the
 -- task_started frame's task_id). usage_counted leaves a transcript turn's
--- rows out where the ledger's rows of the turn that started the run are
--- that stream's own (the same session, not provisional): those include the
--- run's spend. Where the ledger kept the session log's rows of that turn,
--- which leave it out, the transcript's rows count.
+-- row of a model out where the ledger's row of that model for the turn
+-- that started the run is that stream's own (the same session, not
+-- provisional): it includes the run's spend on the model. Where the ledger
+-- kept the session log's row (the smaller session's, per model), which
+-- leaves it out, the transcript's row counts.
 ALTER TABLE turns ADD COLUMN agent_id text;
 COMMENT ON COLUMN turns.agent_id IS
     'the sub-agent run the turn belongs to, as its own transcript names it (Claude Code''s agentId; the launching session''s tasks.task_id)';
@@ -47,5 +48,5 @@ WHERE (s.dialect IS DISTINCT FROM 'codex-exec' OR u.thread_id IS NULL
     JOIN turns c ON c.tenant_id = r.tenant_id AND c.turn_id = r.turn_id
     JOIN usage_ledger m ON m.tenant_id = c.tenant_id
         AND m.usage_key = turn_key(c.tenant_id, c.thread_id, c.provider_turn_id, c.turn_id)
-        AND m.session_id = r.session_id AND NOT m.provisional
+        AND m.model = u.model AND m.session_id = r.session_id AND NOT m.provisional
     WHERE a.tenant_id = u.tenant_id AND a.turn_id = u.turn_id AND a.agent_id IS NOT NULL);

@@ -1,6 +1,7 @@
 package project_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -291,6 +292,18 @@ func TestClaudeSubAgentCountedOnce(t *testing.T) {
 	require.True(t, ok)
 	log, ok := mapRecording(t, "acme", dir+"claude-log/subagent.jsonl", "")
 	require.True(t, ok)
+	// The ledger keeps the smaller session's rows of the launching turn:
+	// with all three ingested, the transcript's rows count when those are
+	// the log's and not when they are the stream's. The log is ingested
+	// under a second key too, so that each comes first once.
+	other, ok := mapRecording(t, "acme", dir+"claude-log/subagent.jsonl", "recordings/claude-log/subagent-again")
+	require.True(t, ok)
+	streamFirst, logFirst := log, other
+	if stream.events[0].SessionID > log.events[0].SessionID {
+		streamFirst, logFirst = other, log
+	}
+	require.Less(t, stream.events[0].SessionID, streamFirst.events[0].SessionID)
+	require.Greater(t, stream.events[0].SessionID, logFirst.events[0].SessionID)
 	agent, ok := mapRecording(t, "acme", dir+"claude-log/subagent.agent-1.jsonl", "")
 	require.True(t, ok)
 
@@ -331,17 +344,90 @@ func TestClaudeSubAgentCountedOnce(t *testing.T) {
 	}
 	require.Equal(t, map[string]canonical.TokenUsage{mainModel: want[mainModel]}, byModel(projected(t, log)),
 		"the log alone: the main conversation's tokens")
-	for _, recs := range [][]recording{
-		{stream}, {log, agent}, {agent, log}, {stream, agent}, {agent, stream},
-		{stream, log, agent}, {agent, log, stream}, {log, agent, stream}, {agent, stream, log},
+	// Each combination once, in one of two batch shapes by turns: the
+	// suite's time goes on projections.
+	shapes := []project.Config{{Workers: 1}, {Workers: 2, BatchSize: 1}}
+	for i, recs := range [][]recording{
+		{stream}, {log, agent}, {agent, log}, {stream, agent}, {agent, stream}, {logFirst, agent},
+		{stream, streamFirst, agent}, {agent, streamFirst, stream}, {stream, logFirst, agent}, {agent, stream, logFirst},
 	} {
 		var names []string
 		for _, r := range recs {
 			names = append(names, filepath.Base(filepath.Dir(r.name))+"/"+filepath.Base(r.name))
 		}
-		for _, cfg := range []project.Config{{Workers: 1}, {Workers: 2, BatchSize: 1}} {
-			require.Equal(t, want, byModel(projectedBy(t, cfg, recs...)), "%s, batches of %d", strings.Join(names, " + "), cfg.BatchSize)
+		cfg := shapes[i%len(shapes)]
+		require.Equal(t, want, byModel(projectedBy(t, cfg, recs...)), "%s, batches of %d", strings.Join(names, " + "), cfg.BatchSize)
+	}
+}
+
+// TestClaudeSubAgentOnTheMainModel: the subagent recording with the
+// sub-agent on the main conversation's model (its model renamed in every
+// line, the result's two modelUsage entries made one). The ledger keeps
+// the smaller session's row of that model for the launching turn: the
+// stream's includes the sub-agent, the log's does not, so the transcript's
+// row counts only beside the log's.
+func TestClaudeSubAgentOnTheMainModel(t *testing.T) {
+	t.Parallel()
+	const dir = "../../testdata/recordings/"
+	const main, sub = "claude-sonnet-4-5", "claude-haiku-4-5-20251001"
+	rename := func(lines [][]byte) [][]byte {
+		out := make([][]byte, len(lines))
+		for i, l := range lines {
+			out[i] = bytes.ReplaceAll(l, []byte(sub), []byte(main))
 		}
+		return out
+	}
+	var total canonical.TokenUsage
+	streamLines := adaptertest.ReadLines(t, dir+"claude-control/subagent.jsonl")
+	for i, l := range streamLines {
+		var tap struct {
+			Dir string         `json:"dir"`
+			Msg map[string]any `json:"msg"`
+		}
+		require.NoError(t, json.Unmarshal(l, &tap))
+		if tap.Msg["type"] != "result" {
+			continue
+		}
+		models, ok := tap.Msg["modelUsage"].(map[string]any)
+		require.True(t, ok)
+		merged := map[string]float64{}
+		for _, m := range []string{main, sub} {
+			counts, ok := models[m].(map[string]any)
+			require.True(t, ok, m)
+			for k, v := range counts {
+				if n, ok := v.(float64); ok && k != "contextWindow" && k != "maxOutputTokens" {
+					merged[k] += n
+				}
+			}
+		}
+		tap.Msg["modelUsage"] = map[string]any{main: merged}
+		b, err := json.Marshal(tap)
+		require.NoError(t, err)
+		streamLines[i] = b
+		c := claudeModelCounts{Input: int64(merged["inputTokens"]), CacheRead: int64(merged["cacheReadInputTokens"]),
+			CacheWrite: int64(merged["cacheCreationInputTokens"]), Output: int64(merged["outputTokens"])}
+		total = c.usage()
+	}
+	require.NotZero(t, total.InputTokens)
+	stream := mapLinesAs(t, dialectOf("claude-control"), "acme", "recordings/claude-control/subagent", "stream", rename(streamLines))
+	agent := mapLinesAs(t, dialectOf("claude-log"), "acme", "recordings/claude-log/subagent.agent-1", "agent",
+		rename(adaptertest.ReadLines(t, dir+"claude-log/subagent.agent-1.jsonl")))
+	logLines := rename(adaptertest.ReadLines(t, dir+"claude-log/subagent.jsonl"))
+	var logFirst, streamFirst recording
+	for i := 0; logFirst.events == nil || streamFirst.events == nil; i++ {
+		log := mapLinesAs(t, dialectOf("claude-log"), "acme", "recordings/claude-log/subagent", fmt.Sprintf("log-%d", i), logLines)
+		if log.events[0].SessionID < stream.events[0].SessionID {
+			logFirst = log
+		} else {
+			streamFirst = log
+		}
+	}
+	for name, recs := range map[string][]recording{
+		"stream and transcript":                      {stream, agent},
+		"all three, the ledger keeping the stream's": {stream, streamFirst, agent},
+		"all three, the ledger keeping the log's":    {agent, logFirst, stream},
+	} {
+		require.Equal(t, total, projected(t, recs...).usageSum(`usage_priced`), name)
 	}
 }
 
