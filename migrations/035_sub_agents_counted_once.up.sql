@@ -22,7 +22,13 @@ ALTER TABLE turns ADD COLUMN agent_id text;
 COMMENT ON COLUMN turns.agent_id IS
     'the sub-agent run the turn belongs to, as its own transcript names it (Claude Code''s agentId; the launching session''s tasks.task_id)';
 
--- The runs' tasks, by id: the view looks them up without the session.
+-- The view starts from the few turns that name a run (without the first
+-- index it reads every turn), and looks up the runs' tasks by id, without
+-- the session. With 200k ledger rows of 100k turns, 2k of them sub-agents',
+-- usage_counted takes about 142 ms (150 without the first index), against
+-- 95 ms without the rule: most of the difference is the lookup of each
+-- run's launching row, one per sub-agent turn.
+CREATE INDEX turns_agent_idx ON turns (tenant_id, agent_id) WHERE agent_id IS NOT NULL;
 CREATE INDEX tasks_task_idx ON tasks (tenant_id, task_id);
 
 CREATE OR REPLACE VIEW usage_counted WITH (security_invoker = true) AS
@@ -48,5 +54,7 @@ WHERE (s.dialect IS DISTINCT FROM 'codex-exec' OR u.thread_id IS NULL
     JOIN turns c ON c.tenant_id = r.tenant_id AND c.turn_id = r.turn_id
     JOIN usage_ledger m ON m.tenant_id = c.tenant_id
         AND m.usage_key = turn_key(c.tenant_id, c.thread_id, c.provider_turn_id, c.turn_id)
-        AND m.model = u.model AND m.session_id = r.session_id AND NOT m.provisional
-    WHERE a.tenant_id = u.tenant_id AND a.turn_id = u.turn_id AND a.agent_id IS NOT NULL);
+        AND m.session_id = r.session_id AND NOT m.provisional
+    -- The outer row only here, in WHERE: so the planner makes the test one
+    -- hashed anti-join, not a sub-plan run for every ledger row.
+    WHERE a.tenant_id = u.tenant_id AND a.turn_id = u.turn_id AND m.model = u.model AND a.agent_id IS NOT NULL);

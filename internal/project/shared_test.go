@@ -287,39 +287,12 @@ func TestClaudeStreamAndLog(t *testing.T) {
 // result states them. The log alone has no sub-agent's tokens to count.
 func TestClaudeSubAgentCountedOnce(t *testing.T) {
 	t.Parallel()
-	const dir = "../../testdata/recordings/"
-	stream, ok := mapRecording(t, "acme", dir+"claude-control/subagent.jsonl", "")
-	require.True(t, ok)
-	log, ok := mapRecording(t, "acme", dir+"claude-log/subagent.jsonl", "")
-	require.True(t, ok)
-	// The ledger keeps the smaller session's rows of the launching turn:
-	// with all three ingested, the transcript's rows count when those are
-	// the log's and not when they are the stream's. The log is ingested
-	// under a second key too, so that each comes first once.
-	other, ok := mapRecording(t, "acme", dir+"claude-log/subagent.jsonl", "recordings/claude-log/subagent-again")
-	require.True(t, ok)
-	streamFirst, logFirst := log, other
-	if stream.events[0].SessionID > log.events[0].SessionID {
-		streamFirst, logFirst = other, log
-	}
-	require.Less(t, stream.events[0].SessionID, streamFirst.events[0].SessionID)
-	require.Greater(t, stream.events[0].SessionID, logFirst.events[0].SessionID)
-	agent, ok := mapRecording(t, "acme", dir+"claude-log/subagent.agent-1.jsonl", "")
-	require.True(t, ok)
-
+	run := mapSubagentRun(t, nil)
 	var result struct {
 		Usage      claudeCounts                 `json:"usage"`
 		ModelUsage map[string]claudeModelCounts `json:"modelUsage"`
 	}
-	for _, l := range adaptertest.ReadLines(t, dir+"claude-control/subagent.jsonl") {
-		var tap struct {
-			Msg json.RawMessage `json:"msg"`
-		}
-		require.NoError(t, json.Unmarshal(l, &tap))
-		if strings.Contains(string(tap.Msg), `"type":"result"`) {
-			require.NoError(t, json.Unmarshal(tap.Msg, &result))
-		}
-	}
+	require.NoError(t, json.Unmarshal(run.result(t), &result))
 	require.Len(t, result.ModelUsage, 2, "the recording's sub-agent runs on a model of its own")
 	want := map[string]canonical.TokenUsage{}
 	for m, c := range result.ModelUsage {
@@ -342,18 +315,19 @@ func TestClaudeSubAgentCountedOnce(t *testing.T) {
 		}
 		return got
 	}
-	require.Equal(t, map[string]canonical.TokenUsage{mainModel: want[mainModel]}, byModel(projected(t, log)),
+	stream, agent, logFirst, streamFirst := run.stream, run.agent, run.logFirst, run.streamFirst
+	require.Equal(t, map[string]canonical.TokenUsage{mainModel: want[mainModel]}, byModel(projected(t, logFirst)),
 		"the log alone: the main conversation's tokens")
 	// Each combination once, in one of two batch shapes by turns: the
 	// suite's time goes on projections.
 	shapes := []project.Config{{Workers: 1}, {Workers: 2, BatchSize: 1}}
 	for i, recs := range [][]recording{
-		{stream}, {log, agent}, {agent, log}, {stream, agent}, {agent, stream}, {logFirst, agent},
+		{stream}, {logFirst, agent}, {agent, streamFirst}, {stream, agent}, {agent, stream},
 		{stream, streamFirst, agent}, {agent, streamFirst, stream}, {stream, logFirst, agent}, {agent, stream, logFirst},
 	} {
 		var names []string
 		for _, r := range recs {
-			names = append(names, filepath.Base(filepath.Dir(r.name))+"/"+filepath.Base(r.name))
+			names = append(names, r.name)
 		}
 		cfg := shapes[i%len(shapes)]
 		require.Equal(t, want, byModel(projectedBy(t, cfg, recs...)), "%s, batches of %d", strings.Join(names, " + "), cfg.BatchSize)
@@ -368,67 +342,109 @@ func TestClaudeSubAgentCountedOnce(t *testing.T) {
 // row counts only beside the log's.
 func TestClaudeSubAgentOnTheMainModel(t *testing.T) {
 	t.Parallel()
-	const dir = "../../testdata/recordings/"
 	const main, sub = "claude-sonnet-4-5", "claude-haiku-4-5-20251001"
-	rename := func(lines [][]byte) [][]byte {
+	var total canonical.TokenUsage
+	run := mapSubagentRun(t, func(lines [][]byte) [][]byte {
 		out := make([][]byte, len(lines))
 		for i, l := range lines {
 			out[i] = bytes.ReplaceAll(l, []byte(sub), []byte(main))
 		}
-		return out
-	}
-	var total canonical.TokenUsage
-	streamLines := adaptertest.ReadLines(t, dir+"claude-control/subagent.jsonl")
-	for i, l := range streamLines {
-		var tap struct {
-			Dir string         `json:"dir"`
-			Msg map[string]any `json:"msg"`
-		}
-		require.NoError(t, json.Unmarshal(l, &tap))
-		if tap.Msg["type"] != "result" {
-			continue
-		}
-		models, ok := tap.Msg["modelUsage"].(map[string]any)
-		require.True(t, ok)
-		merged := map[string]float64{}
-		for _, m := range []string{main, sub} {
-			counts, ok := models[m].(map[string]any)
-			require.True(t, ok, m)
-			for k, v := range counts {
-				if n, ok := v.(float64); ok && k != "contextWindow" && k != "maxOutputTokens" {
-					merged[k] += n
-				}
+		if i, msg := resultOf(t, lines); i >= 0 {
+			// The stream: the sub-agent's tokens join the main model's.
+			var result map[string]any
+			var models struct {
+				ModelUsage map[string]claudeModelCounts `json:"modelUsage"`
 			}
+			require.NoError(t, json.Unmarshal(msg, &result))
+			require.NoError(t, json.Unmarshal(msg, &models))
+			m, s := models.ModelUsage[main], models.ModelUsage[sub]
+			merged := claudeModelCounts{Input: m.Input + s.Input, CacheRead: m.CacheRead + s.CacheRead,
+				CacheWrite: m.CacheWrite + s.CacheWrite, Output: m.Output + s.Output}
+			result["modelUsage"] = map[string]claudeModelCounts{main: merged}
+			b, err := json.Marshal(map[string]any{"dir": "agent", "msg": result})
+			require.NoError(t, err)
+			out[i], total = b, merged.usage()
 		}
-		tap.Msg["modelUsage"] = map[string]any{main: merged}
-		b, err := json.Marshal(tap)
-		require.NoError(t, err)
-		streamLines[i] = b
-		c := claudeModelCounts{Input: int64(merged["inputTokens"]), CacheRead: int64(merged["cacheReadInputTokens"]),
-			CacheWrite: int64(merged["cacheCreationInputTokens"]), Output: int64(merged["outputTokens"])}
-		total = c.usage()
-	}
+		return out
+	})
 	require.NotZero(t, total.InputTokens)
-	stream := mapLinesAs(t, dialectOf("claude-control"), "acme", "recordings/claude-control/subagent", "stream", rename(streamLines))
-	agent := mapLinesAs(t, dialectOf("claude-log"), "acme", "recordings/claude-log/subagent.agent-1", "agent",
-		rename(adaptertest.ReadLines(t, dir+"claude-log/subagent.agent-1.jsonl")))
-	logLines := rename(adaptertest.ReadLines(t, dir+"claude-log/subagent.jsonl"))
-	var logFirst, streamFirst recording
-	for i := 0; logFirst.events == nil || streamFirst.events == nil; i++ {
-		log := mapLinesAs(t, dialectOf("claude-log"), "acme", "recordings/claude-log/subagent", fmt.Sprintf("log-%d", i), logLines)
-		if log.events[0].SessionID < stream.events[0].SessionID {
-			logFirst = log
-		} else {
-			streamFirst = log
-		}
-	}
 	for name, recs := range map[string][]recording{
-		"stream and transcript":                      {stream, agent},
-		"all three, the ledger keeping the stream's": {stream, streamFirst, agent},
-		"all three, the ledger keeping the log's":    {agent, logFirst, stream},
+		"stream and transcript":                      {run.stream, run.agent},
+		"all three, the ledger keeping the stream's": {run.stream, run.streamFirst, run.agent},
+		"all three, the ledger keeping the log's":    {run.agent, run.logFirst, run.stream},
 	} {
 		require.Equal(t, total, projected(t, recs...).usageSum(`usage_priced`), name)
 	}
+}
+
+// subagentRun is the subagent recording's control stream, the sub-agent's
+// transcript, and the session log, mapped for tenant acme: the log twice,
+// under ingest keys whose session ids sort one below the stream's
+// (logFirst) and one above (streamFirst). The ledger keeps the smaller
+// session's row of a turn and model, so the two take the two paths by
+// which a transcript's rows count or not.
+type subagentRun struct {
+	streamLines           [][]byte
+	stream, agent         recording
+	logFirst, streamFirst recording
+}
+
+// mapSubagentRun maps the recording, each file's lines through edit
+// first, when not nil.
+func mapSubagentRun(t *testing.T, edit func([][]byte) [][]byte) subagentRun {
+	t.Helper()
+	const dir = "../../testdata/recordings/"
+	read := func(path string) [][]byte {
+		lines := adaptertest.ReadLines(t, dir+path)
+		if edit != nil {
+			lines = edit(lines)
+		}
+		return lines
+	}
+	run := subagentRun{streamLines: read("claude-control/subagent.jsonl")}
+	run.stream = mapLinesAs(t, dialectOf("claude-control"), "acme", "stream", "stream", run.streamLines)
+	run.agent = mapLinesAs(t, dialectOf("claude-log"), "acme", "transcript", "transcript", read("claude-log/subagent.agent-1.jsonl"))
+	logLines := read("claude-log/subagent.jsonl")
+	for i := 0; run.logFirst.events == nil || run.streamFirst.events == nil; i++ {
+		key := fmt.Sprintf("log-%d", i)
+		log := mapLinesAs(t, dialectOf("claude-log"), "acme", "log", key, logLines)
+		if log.events[0].SessionID < run.stream.events[0].SessionID {
+			run.logFirst = log
+		} else {
+			run.streamFirst = log
+		}
+	}
+	return run
+}
+
+// result is the stream's result message.
+func (r subagentRun) result(t *testing.T) json.RawMessage {
+	t.Helper()
+	i, msg := resultOf(t, r.streamLines)
+	require.GreaterOrEqual(t, i, 0, "the stream has a result")
+	return msg
+}
+
+// resultOf finds the result among a Claude control tap's lines: its index
+// and message, or -1 when there is none (a log's lines).
+func resultOf(t *testing.T, lines [][]byte) (int, json.RawMessage) {
+	t.Helper()
+	for i, l := range lines {
+		var tap struct {
+			Msg json.RawMessage `json:"msg"`
+		}
+		if json.Unmarshal(l, &tap) != nil || len(tap.Msg) == 0 {
+			continue
+		}
+		var kind struct {
+			Type string `json:"type"`
+		}
+		require.NoError(t, json.Unmarshal(tap.Msg, &kind))
+		if kind.Type == "result" {
+			return i, tap.Msg
+		}
+	}
+	return -1, nil
 }
 
 // TestDeltasOfTheOtherSession: of two sessions on one item, the larger

@@ -372,54 +372,40 @@ func recordLog(r *run.Run, box *sandbox.Box, sessionID string, sc scenario, cmdl
 	if err != nil || len(matches) == 0 {
 		return []manifest.Entry{unsupported(set, sc.name, "no session log written")}, fmt.Errorf("claude-log: no log for session %s under %s", sessionID, box.Home)
 	}
-	lines, err := readLines(matches[0])
-	if err != nil {
-		return nil, fmt.Errorf("claude-log: read session log: %w", err)
+	// copyLog copies a log the run wrote to rel, scrubbed, as an entry.
+	copyLog := func(src, rel, note string) (manifest.Entry, error) {
+		lines, err := tap.ReadLines(src)
+		if err != nil {
+			return manifest.Entry{}, fmt.Errorf("claude-log: read %s: %w", filepath.Base(src), err)
+		}
+		n, err := tap.WriteLines(r.Out(rel), lines, repl)
+		if err != nil {
+			return manifest.Entry{}, fmt.Errorf("write %s: %w", rel, err)
+		}
+		return manifest.Entry{Set: set, Scenario: sc.name, File: rel, Program: program, Command: cmdline, Frames: n, Note: note}, nil
 	}
-	rel := filepath.Join(set, sc.name+".jsonl")
-	n, err := tap.WriteLines(r.Out(rel), lines, repl)
+	sessionLog, err := copyLog(matches[0], filepath.Join(set, sc.name+".jsonl"),
+		"$HOME/.claude/projects/<project>/<session>.jsonl written by the claude-control run of this scenario")
 	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", rel, err)
+		return nil, err
 	}
-	entries := []manifest.Entry{{
-		Set: set, Scenario: sc.name, File: rel, Program: program, Command: cmdline, Frames: n,
-		Note: "$HOME/.claude/projects/<project>/<session>.jsonl written by the claude-control run of this scenario",
-	}}
+	entries := []manifest.Entry{sessionLog}
 	// Sub-agents' transcripts, in the order they were written. Their
 	// agent ids are random; the file names number them instead.
 	agents, err := filepath.Glob(filepath.Join(filepath.Dir(matches[0]), sessionID, "subagents", "agent-*.jsonl"))
 	if err != nil {
 		return entries, fmt.Errorf("claude-log: list sub-agent transcripts: %w", err)
 	}
-	sort.Slice(agents, func(i, j int) bool { return modTime(agents[i]).Before(modTime(agents[j])) })
+	sort.SliceStable(agents, func(i, j int) bool { return modTime(agents[i]).Before(modTime(agents[j])) })
 	for i, a := range agents {
-		lines, err := readLines(a)
+		e, err := copyLog(a, filepath.Join(set, fmt.Sprintf("%s.agent-%d.jsonl", sc.name, i+1)),
+			"$HOME/.claude/projects/<project>/<session>/subagents/agent-<id>.jsonl, a sub-agent's transcript, written by the claude-control run of this scenario")
 		if err != nil {
-			return entries, fmt.Errorf("claude-log: read sub-agent transcript: %w", err)
+			return entries, err
 		}
-		rel := filepath.Join(set, fmt.Sprintf("%s.agent-%d.jsonl", sc.name, i+1))
-		n, err := tap.WriteLines(r.Out(rel), lines, repl)
-		if err != nil {
-			return entries, fmt.Errorf("write %s: %w", rel, err)
-		}
-		entries = append(entries, manifest.Entry{
-			Set: set, Scenario: sc.name, File: rel, Program: program, Command: cmdline, Frames: n,
-			Note: "$HOME/.claude/projects/<project>/<session>/subagents/agent-<id>.jsonl, a sub-agent's transcript, written by the claude-control run of this scenario",
-		})
+		entries = append(entries, e)
 	}
 	return entries, nil
-}
-
-func readLines(path string) ([][]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var lines [][]byte
-	for l := range bytes.SplitSeq(bytes.TrimRight(b, "\n"), []byte("\n")) {
-		lines = append(lines, l)
-	}
-	return lines, nil
 }
 
 func modTime(path string) time.Time {

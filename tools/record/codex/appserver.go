@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 
@@ -162,16 +161,14 @@ func copyRollout(r *run.Run, e *env, rel string) (manifest.Entry, error) {
 	if len(files) != 1 {
 		return manifest.Entry{}, fmt.Errorf("want one rollout file, found %d", len(files))
 	}
-	b, err := os.ReadFile(files[0])
+	lines, err := tap.ReadLines(files[0])
 	if err != nil {
 		return manifest.Entry{}, fmt.Errorf("read rollout: %w", err)
 	}
-	var lines [][]byte
-	for i, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		if !json.Valid([]byte(l)) {
+	for i, l := range lines {
+		if !json.Valid(l) {
 			return manifest.Entry{}, fmt.Errorf("rollout line %d is not JSON", i+1)
 		}
-		lines = append(lines, []byte(l))
 	}
 	if len(lines) == 0 {
 		return manifest.Entry{}, errors.New("empty rollout")

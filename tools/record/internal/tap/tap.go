@@ -185,6 +185,20 @@ func (s *Session) WriteFile(path string, replace map[string]string) (int, error)
 	return WriteLines(path, s.Lines(), replace)
 }
 
+// ReadLines reads the lines of a file an agent wrote (a log, a rollout),
+// without their newlines, for WriteLines.
+func ReadLines(path string) ([][]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var lines [][]byte
+	for l := range bytes.SplitSeq(bytes.TrimRight(b, "\n"), []byte("\n")) {
+		lines = append(lines, l)
+	}
+	return lines, nil
+}
+
 // WriteLines writes lines to path (creating its directory), each ending in
 // a newline, applying replace to every line.
 func WriteLines(path string, lines [][]byte, replace map[string]string) (int, error) {
