@@ -377,6 +377,58 @@ func TestClaudeSubAgentOnTheMainModel(t *testing.T) {
 	}
 }
 
+// TestClaudeSubAgentTurnInItsLaunchingTurn: the turn of a sub-agent's own
+// transcript is part of the turn that launched it, as the stream and older
+// session logs show it. Whichever of the run's records are ingested, the
+// turn views count one turn, and the thread's last turn is its own, not
+// the sub-agent's: a launching turn still running after its sub-agent
+// finished keeps the thread in progress, and a transcript that never
+// states its end (Claude Code up to 2.1.x wrote no stop reason into its
+// logs) leaves no thread in progress.
+func TestClaudeSubAgentTurnInItsLaunchingTurn(t *testing.T) {
+	t.Parallel()
+	const mainModel = "claude-sonnet-4-5"
+	run := mapSubagentRun(t, nil)
+	type reading struct {
+		turns                int64
+		inProgress           int64
+		lastState, lastModel string
+	}
+	read := func(e *env) (r reading) {
+		ctx := context.Background()
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(sum(turns), 0) FROM turn_durations`).Scan(&r.turns))
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT count(*) FROM threads_in_progress`).Scan(&r.inProgress))
+		require.NoError(t, e.pool.QueryRow(ctx, `SELECT coalesce(last_turn_state, ''), coalesce(last_turn_model, '') FROM thread_activity`).
+			Scan(&r.lastState, &r.lastModel))
+		return r
+	}
+	ended := reading{turns: 1, lastState: "completed", lastModel: mainModel}
+	for name, recs := range map[string][]recording{
+		"the stream":             {run.stream},
+		"the log":                {run.logFirst},
+		"the log and transcript": {run.agent, run.logFirst},
+		"all three":              {run.stream, run.agent, run.streamFirst},
+	} {
+		require.Equal(t, ended, read(projected(t, recs...)), name)
+	}
+
+	// cut maps a claude-log recording without its last assistant line and
+	// what follows it: the end of its turn.
+	cut := func(name string) recording {
+		lines := adaptertest.ReadLines(t, "../../testdata/recordings/claude-log/"+name)
+		last := len(lines) - 1
+		for last > 0 && !bytes.Contains(lines[last], []byte(`"type":"assistant"`)) {
+			last--
+		}
+		require.Positive(t, last)
+		return mapLinesAs(t, dialectOf("claude-log"), "acme", name, "cut-"+name, lines[:last])
+	}
+	require.Equal(t, reading{turns: 1, inProgress: 1, lastState: "in_progress", lastModel: mainModel},
+		read(projected(t, run.agent, cut("subagent.jsonl"))), "the launching turn cut off after its sub-agent's end")
+	require.Equal(t, ended, read(projected(t, cut("subagent.agent-1.jsonl"), run.logFirst)),
+		"the sub-agent's transcript cut off before its end")
+}
+
 // subagentRun is the subagent recording's control stream, the sub-agent's
 // transcript, and the session log, mapped for tenant acme: the log twice,
 // under ingest keys whose session ids sort one below the stream's
