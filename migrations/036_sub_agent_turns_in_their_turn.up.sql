@@ -13,8 +13,8 @@
 --     turn. A sub-agent's turn starts inside the launching one: while that
 --     turn still ran after its sub-agent had finished, the thread read as
 --     idle, with the sub-agent's model, and threads_in_progress left it
---     out. A transcript that never states its end (Claude Code up to 2.1.x
---     wrote no stop reason into its logs) left its thread stalled after
+--     out. A transcript that never states its end (the public logs of Claude
+--     Code 2.0 to 2.1.39 state no stop reason) left its thread stalled after
 --     the launching turn had ended.
 -- The turn views now leave out the turns that name a run; their tokens
 -- still count through usage_counted (035). The rows stay in turns, and

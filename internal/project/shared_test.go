@@ -383,8 +383,8 @@ func TestClaudeSubAgentOnTheMainModel(t *testing.T) {
 // turn views count one turn, and the thread's last turn is its own, not
 // the sub-agent's: a launching turn still running after its sub-agent
 // finished keeps the thread in progress, and a transcript that never
-// states its end (Claude Code up to 2.1.x wrote no stop reason into its
-// logs) leaves no thread in progress.
+// states its end (the public logs of Claude Code 2.0 to 2.1.39 state no
+// stop reason) leaves no thread in progress.
 func TestClaudeSubAgentTurnInItsLaunchingTurn(t *testing.T) {
 	t.Parallel()
 	const mainModel = "claude-sonnet-4-5"
