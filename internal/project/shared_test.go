@@ -336,10 +336,12 @@ func TestClaudeSubAgentCountedOnce(t *testing.T) {
 
 // TestClaudeSubAgentOnTheMainModel: the subagent recording with the
 // sub-agent on the main conversation's model (its model renamed in every
-// line, the result's two modelUsage entries made one). The ledger keeps
-// the smaller session's row of that model for the launching turn: the
-// stream's includes the sub-agent, the log's does not, so the transcript's
-// row counts only beside the log's.
+// line, the result's two modelUsage entries made one). Of the launching
+// turn's rows of that model, the stream's includes the sub-agent and the
+// log's does not: the ledger keeps the stream's, which counts more, and
+// the transcript's row counts only beside the log's. Whichever session id
+// is the smaller, and with or without the transcript, the usage views
+// count what the result states.
 func TestClaudeSubAgentOnTheMainModel(t *testing.T) {
 	t.Parallel()
 	const main, sub = "claude-sonnet-4-5", "claude-haiku-4-5-20251001"
@@ -369,9 +371,12 @@ func TestClaudeSubAgentOnTheMainModel(t *testing.T) {
 	})
 	require.NotZero(t, total.InputTokens)
 	for name, recs := range map[string][]recording{
-		"stream and transcript":                      {run.stream, run.agent},
-		"all three, the ledger keeping the stream's": {run.stream, run.streamFirst, run.agent},
-		"all three, the ledger keeping the log's":    {run.agent, run.logFirst, run.stream},
+		"stream and transcript":                         {run.stream, run.agent},
+		"log and transcript":                            {run.logFirst, run.agent},
+		"stream and log, the log's session the larger":  {run.stream, run.streamFirst},
+		"stream and log, the log's session the smaller": {run.logFirst, run.stream},
+		"all three, the log's session the larger":       {run.stream, run.streamFirst, run.agent},
+		"all three, the log's session the smaller":      {run.agent, run.logFirst, run.stream},
 	} {
 		require.Equal(t, total, projected(t, recs...).usageSum(`usage_priced`), name)
 	}

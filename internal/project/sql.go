@@ -518,26 +518,55 @@ var insertRates = upsertSQL("rate_limit_observations", "o", "", rateCols, nil)
 // event names one; a Claude stream and its session log give one turn two
 // canonical ids and the same provider turn id), else the canonical turn
 // id. Several sessions may report one
-// key and model, in one batch or across batches: the row is the smallest
-// session's, so a turn's tokens are counted once, and its cost is that
+// key and model, in one batch or across batches: the row is one session's
+// (ledgerWins: the one that counts the most tokens, of equal counts the
+// smallest), so a turn's tokens are counted once, and its cost is that
 // session's if it states one, else the next session's that does (Claude's
 // stream states costs, its session log does not). Within a batch the
-// window picks that cost before DISTINCT ON keeps the smallest session's
-// row; across batches the conflict rule does the same, so the order the
-// sessions come in does not matter.
+// window picks that cost before DISTINCT ON keeps the winning row; across
+// batches the conflict rule does the same, so the order the sessions come
+// in does not matter.
 var upsertLedger = `
 INSERT INTO usage_ledger AS u (tenant_id, usage_key, turn_id, model, provider, session_id, thread_id, occurred_at,
     input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_output_tokens, cost_usd)
 SELECT DISTINCT ON (y.t, y.usage_key, y.model) y.t, y.usage_key, y.turn, y.model, y.p, y.s, y.th, y.at,
     y.i, y.ci, y.cw, y.o, y.r,
-    first_value(y.c) OVER (PARTITION BY y.t, y.usage_key, y.model ORDER BY y.c IS NULL, y.s)
+    first_value(y.c) OVER (PARTITION BY y.t, y.usage_key, y.model ORDER BY y.c IS NULL, ` + ledgerTotal("y", "") + ` DESC, y.s)
 FROM (` + ledgerSource + `) y
-ORDER BY y.t, y.usage_key, y.model, y.s
+ORDER BY y.t, y.usage_key, y.model, ` + ledgerTotal("y", "") + ` DESC, y.s
 ON CONFLICT (tenant_id, usage_key, model) DO UPDATE SET
 ` + ledgerOwned + `,
-    cost_usd = CASE WHEN u.provisional OR EXCLUDED.session_id <= u.session_id THEN coalesce(EXCLUDED.cost_usd, u.cost_usd)
+    cost_usd = CASE WHEN ` + ledgerWins + ` THEN coalesce(EXCLUDED.cost_usd, u.cost_usd)
         ELSE coalesce(u.cost_usd, EXCLUDED.cost_usd) END,
     provisional = false`
+
+// ledgerWins says whether a turn's count (EXCLUDED) takes over the ledger
+// row of its turn and model from the count there (u): it replaces a
+// report of the turn (provisional) and a count its own session stated
+// before; of two sessions' counts, the one with more tokens is kept, and
+// of equal ones the smallest session's. Two sessions count one turn
+// alike, or one saw more of it: a Claude stream's result counts what the
+// turn's sub-agents used, which the session log of the same run leaves
+// out (it writes their lines to transcripts of their own), so with the
+// smallest session's row kept, a run whose log's id was the smaller lost
+// its sub-agents' tokens on the main model when their transcripts were
+// not ingested.
+var ledgerWins = `(u.provisional OR EXCLUDED.session_id = u.session_id
+        OR (` + ledgerTotal("EXCLUDED", "_tokens") + `, u.session_id) > (` + ledgerTotal("u", "_tokens") + `, EXCLUDED.session_id))`
+
+// ledgerTotal is the sum of a ledger row's token buckets, the row named
+// by alias, its columns spelled as the table's (suffix "_tokens") or as
+// ledgerSource's.
+func ledgerTotal(alias, suffix string) string {
+	cols := []string{"i", "ci", "cw", "o", "r"}
+	if suffix != "" {
+		cols = []string{"input", "cached_input", "cache_write_input", "output", "reasoning_output"}
+	}
+	for i, c := range cols {
+		cols[i] = alias + "." + c + suffix
+	}
+	return "(" + strings.Join(cols, " + ") + ")"
+}
 
 // ledgerSource is a batch's ledger rows with their usage_key and model
 // resolved (see upsertLedger), as y.
@@ -618,15 +647,15 @@ func (r *rows) addLedger(l *ledgerRow) {
 		l.usage.ReasoningOutputTokens, l.cost, l.providerTurn, l.turnModel, l.sessionModel)
 }
 
-// ledgerOwned sets the ledger's columns that are the smallest session's
-// alone.
+// ledgerOwned sets the ledger's columns that are the winning session's
+// alone (ledgerWins).
 var ledgerOwned = func() string {
 	var sets []string
 	for _, c := range []string{"turn_id", "session_id", "provider", "thread_id", "occurred_at", "input_tokens",
 		"cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"} {
 		// A turn's own count replaces a report of it (dropProvisional
 		// removes those first; this is the same rule where one remains).
-		sets = append(sets, fmt.Sprintf("    %[1]s = CASE WHEN u.provisional OR EXCLUDED.session_id <= u.session_id THEN EXCLUDED.%[1]s ELSE u.%[1]s END", c))
+		sets = append(sets, fmt.Sprintf("    %[1]s = CASE WHEN %[2]s THEN EXCLUDED.%[1]s ELSE u.%[1]s END", c, ledgerWins))
 	}
 	return strings.Join(sets, ",\n")
 }()
