@@ -531,9 +531,9 @@ INSERT INTO usage_ledger AS u (tenant_id, usage_key, turn_id, model, provider, s
     input_tokens, cached_input_tokens, cache_write_input_tokens, output_tokens, reasoning_output_tokens, cost_usd)
 SELECT DISTINCT ON (y.t, y.usage_key, y.model) y.t, y.usage_key, y.turn, y.model, y.p, y.s, y.th, y.at,
     y.i, y.ci, y.cw, y.o, y.r,
-    first_value(y.c) OVER (PARTITION BY y.t, y.usage_key, y.model ORDER BY y.c IS NULL, ` + ledgerTotal("y", "") + ` DESC, y.s)
+    first_value(y.c) OVER (PARTITION BY y.t, y.usage_key, y.model ORDER BY y.c IS NULL, y.n DESC, y.s)
 FROM (` + ledgerSource + `) y
-ORDER BY y.t, y.usage_key, y.model, ` + ledgerTotal("y", "") + ` DESC, y.s
+ORDER BY y.t, y.usage_key, y.model, y.n DESC, y.s
 ON CONFLICT (tenant_id, usage_key, model) DO UPDATE SET
 ` + ledgerOwned + `,
     cost_usd = CASE WHEN ` + ledgerWins + ` THEN coalesce(EXCLUDED.cost_usd, u.cost_usd)
@@ -552,27 +552,21 @@ ON CONFLICT (tenant_id, usage_key, model) DO UPDATE SET
 // its sub-agents' tokens on the main model when their transcripts were
 // not ingested.
 var ledgerWins = `(u.provisional OR EXCLUDED.session_id = u.session_id
-        OR (` + ledgerTotal("EXCLUDED", "_tokens") + `, u.session_id) > (` + ledgerTotal("u", "_tokens") + `, EXCLUDED.session_id))`
+        OR (` + ledgerTotal("EXCLUDED") + `, u.session_id) > (` + ledgerTotal("u") + `, EXCLUDED.session_id))`
 
-// ledgerTotal is the sum of a ledger row's token buckets, the row named
-// by alias, its columns spelled as the table's (suffix "_tokens") or as
-// ledgerSource's.
-func ledgerTotal(alias, suffix string) string {
-	cols := []string{"i", "ci", "cw", "o", "r"}
-	if suffix != "" {
-		cols = []string{"input", "cached_input", "cache_write_input", "output", "reasoning_output"}
-	}
-	for i, c := range cols {
-		cols[i] = alias + "." + c + suffix
-	}
-	return "(" + strings.Join(cols, " + ") + ")"
+// ledgerTotal is a ledger row's total, the row named by alias: its tokens
+// as the views' total_tokens and TokenUsage.TotalTokens count them (the
+// output includes the reasoning), summed as numeric, since each count may
+// be as large as a frame says and four of them overflow int8.
+func ledgerTotal(alias string) string {
+	return fmt.Sprintf("(%[1]s.input_tokens::numeric + %[1]s.cached_input_tokens + %[1]s.cache_write_input_tokens + %[1]s.output_tokens)", alias)
 }
 
 // ledgerSource is a batch's ledger rows with their usage_key and model
-// resolved (see upsertLedger), as y.
+// resolved (see upsertLedger), and their total (n, as ledgerTotal), as y.
 const ledgerSource = `
     SELECT x.t, k.usage_key, x.turn::uuid AS turn, m.model, x.p, x.s::uuid AS s, x.th::uuid AS th, x.at,
-        x.i, x.ci, x.cw, x.o, x.r, x.c
+        x.i, x.ci, x.cw, x.o, x.r, x.c, x.i::numeric + x.ci + x.cw + x.o AS n
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
         $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], $13::numeric[], $14::text[], $15::text[], $16::text[])
         AS x(t, turn, mo, p, s, th, at, i, ci, cw, o, r, c, pt, tm, sm)

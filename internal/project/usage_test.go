@@ -498,3 +498,37 @@ func (e *env) usageSum(from string, args ...any) canonical.TokenUsage {
 		Scan(&u.InputTokens, &u.CachedInputTokens, &u.CacheWriteInputTokens, &u.OutputTokens, &u.ReasoningOutputTokens))
 	return u
 }
+
+// TestLedgerOfCountsNoModelProduces: the ledger compares two sessions'
+// counts of one turn by their sums. A count may be as large as a frame
+// says, up to half of int64: four of a quarter of it already sum past
+// int8 in Postgres, which failed the turn's ledger row. The same session
+// log mapped under two ingest keys, every count that large, gives one row
+// of those counts.
+func TestLedgerOfCountsNoModelProduces(t *testing.T) {
+	t.Parallel()
+	const quarter = "2305843009213693952" // 2^61: four of them are 2^63
+	var lines [][]byte
+	for _, l := range adaptertest.ReadLines(t, "../../testdata/recordings/claude-log/plain.jsonl") {
+		s := string(l)
+		for _, k := range []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"} {
+			for _, n := range []string{"0", "3100", "12"} {
+				s = strings.ReplaceAll(s, `"`+k+`":`+n+`,`, `"`+k+`":`+quarter+`,`)
+				s = strings.ReplaceAll(s, `"`+k+`":`+n+`}`, `"`+k+`":`+quarter+`}`)
+			}
+		}
+		lines = append(lines, []byte(s))
+	}
+	var recs []recording
+	for _, key := range []string{"one", "two"} {
+		recs = append(recs, mapLinesAs(t, dialectOf("claude-log"), "acme", key, key, lines))
+	}
+	e := projectedBy(t, project.Config{Workers: 1, BatchSize: 1}, recs...)
+	var rows int
+	var input, output string
+	require.NoError(t, e.pool.QueryRow(context.Background(),
+		`SELECT count(*), min(input_tokens)::text, min(output_tokens)::text FROM usage_ledger`).Scan(&rows, &input, &output))
+	require.Equal(t, 1, rows, "one turn, one model")
+	require.Equal(t, quarter, input)
+	require.Equal(t, quarter, output)
+}
