@@ -16,7 +16,7 @@ import (
 const Dialect = "acp"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "acp/4"
+const MappingVersion = "acp/5"
 
 // Raw sources: EVENTS.md names them after Cursor, the first ACP agent; they
 // are kept for every agent, so a subscriber filters ACP frames one way.

@@ -337,6 +337,17 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "usage: a cumulative count that falls is a new agent process's, counted whole and added to the thread's",
+			given: []string{prompt2, agent(`{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn","usage":{"totalTokens":130,"inputTokens":100,"outputTokens":30,"cachedReadTokens":50}}}`),
+				prompt3, agent(`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"totalTokens":45,"inputTokens":40,"outputTokens":5,"cachedReadTokens":0}}}`)},
+			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated, canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				require.Equal(t, canonical.TokenUsage{InputTokens: 40, OutputTokens: 5}, *evs[8].Payload.(*canonical.TurnCompleted).Usage)
+				require.Equal(t, canonical.TokenUsage{InputTokens: 140, CachedInputTokens: 50, OutputTokens: 35}, evs[9].Payload.(*canonical.ThreadTokenUsageUpdated).Usage)
+			},
+		},
+		{
 			name:     "bad input is kept, not dropped; an unknown update is a warning",
 			given:    []string{`{"jsonrpc":"2.0","id":1`, update(`{"sessionUpdate":"frobnicate"}`), `{"jsonrpc":"2.0"}`, `{"dir":"sideways","msg":{}}`},
 			expected: []canonical.Kind{canonical.KindRuntimeError, canonical.KindRuntimeWarning, canonical.KindRuntimeError, canonical.KindRuntimeError},

@@ -235,8 +235,15 @@ func (m *mapper) usage(sid string, done *canonical.TurnCompleted) (canonical.Tok
 			InputTokens: max(u.Input, 0), CachedInputTokens: max(u.CacheRead, 0), CacheWriteInputTokens: max(u.CacheWrite, 0),
 			OutputTokens: max(u.Output, 0), ReasoningOutputTokens: max(u.Thought, 0),
 		}
-		turn = cum.Sub(s.Cumulative)
-		s.Cumulative, s.Total = cum, cum
+		// A count that fell in some bucket is a new agent process's (one
+		// that loaded the session anew counts from zero): the turn used
+		// all of it, and the thread keeps what the earlier process used.
+		if cum.Behind(s.Cumulative) {
+			turn = cum
+		} else {
+			turn = cum.Sub(s.Cumulative)
+		}
+		s.Cumulative, s.Total = cum, s.Total.Add(turn)
 	case present(r.Meta.Quota.TokenCount):
 		u, err := canonical.FoldUsage(r.Meta.Quota.TokenCount, canonical.GeminiUsage)
 		if err != nil {

@@ -49,7 +49,8 @@ const (
 		"with its whole text. Non-text blocks (image, audio, resource) are item.updated with the block as data"
 	promptNote = "ends the turn its request opened (a superseded turn ends with its own response): open text and tool items are completed " +
 		"(tool calls the agent never finished: declined if the permission was rejected, failed if the turn did not complete), then " +
-		"turn.completed{stopReason}. usage (unstable, cumulative over the session) is turned into the turn's share; Gemini CLI's " +
+		"turn.completed{stopReason}. usage (unstable, cumulative over the session) is turned into the turn's share (a count that fell in some " +
+		"bucket is a new agent process's: the turn's whole, added to the thread's); Gemini CLI's " +
 		"_meta.quota.token_count (per prompt, Gemini convention) is read when there is no usage; thread.token-usage.updated follows. " +
 		"A response to a prompt never seen (an excerpt) ends the open turn or opens one first"
 	errorNote = "runtime.error, class by code (-32700/-32600/-32601/-32602 validation_error, -32603 and -32002 provider_error, " +
