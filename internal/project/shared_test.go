@@ -334,6 +334,66 @@ func TestClaudeSubAgentCountedOnce(t *testing.T) {
 	}
 }
 
+// TestClaudeBackgroundSubAgentCountedOnce: a sub-agent run in the
+// background, recorded the same three ways. The launching turn ends while
+// the sub-agent runs, so the stream counts the sub-agent's tokens in two
+// results (each turn's share of the session's count), and its
+// notification runs a second turn. Whatever is ingested, in whatever
+// order and batches, the usage views count each model's tokens once, as
+// the last result states the session's, and the turn views count two
+// turns with every tool call a success.
+func TestClaudeBackgroundSubAgentCountedOnce(t *testing.T) {
+	t.Parallel()
+	run := mapScenarioRun(t, "subagent-background", nil)
+	var last struct {
+		ModelUsage map[string]claudeModelCounts `json:"modelUsage"`
+	}
+	results := 0
+	for _, l := range run.streamLines {
+		var tap struct {
+			Msg json.RawMessage `json:"msg"`
+		}
+		if json.Unmarshal(l, &tap) == nil && strings.Contains(string(tap.Msg), `"type":"result"`) {
+			require.NoError(t, json.Unmarshal(tap.Msg, &last))
+			results++
+		}
+	}
+	require.Equal(t, 2, results, "the launching turn's result and the notification's turn's")
+	require.Len(t, last.ModelUsage, 2, "the sub-agent runs on a model of its own")
+	want := map[string]canonical.TokenUsage{}
+	for m, c := range last.ModelUsage {
+		want[m] = c.usage()
+	}
+	byModel := func(e *env) map[string]canonical.TokenUsage {
+		got := map[string]canonical.TokenUsage{}
+		for m := range want {
+			if u := e.usageSum(`usage_priced WHERE model = $1`, m); u != (canonical.TokenUsage{}) {
+				got[m] = u
+			}
+		}
+		return got
+	}
+	stream, agent, logFirst, streamFirst := run.stream, run.agent, run.logFirst, run.streamFirst
+	shapes := []project.Config{{Workers: 1}, {Workers: 2, BatchSize: 1}}
+	for i, recs := range [][]recording{
+		{stream}, {logFirst, agent}, {agent, streamFirst}, {stream, streamFirst}, {stream, logFirst, agent}, {agent, streamFirst, stream},
+	} {
+		var names []string
+		for _, r := range recs {
+			names = append(names, r.name)
+		}
+		cfg := shapes[i%len(shapes)]
+		what := fmt.Sprintf("%s, batches of %d", strings.Join(names, " + "), cfg.BatchSize)
+		e := projectedBy(t, cfg, recs...)
+		require.Equal(t, want, byModel(e), what)
+		var turns, failed int
+		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT count(*) FROM turns_once`).Scan(&turns))
+		require.Equal(t, 2, turns, what)
+		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT count(*) FROM items WHERE status <> 'completed'`).Scan(&failed))
+		require.Zero(t, failed, what)
+	}
+}
+
 // TestClaudeSubAgentOnTheMainModel: the subagent recording with the
 // sub-agent on the main conversation's model (its model renamed in every
 // line, the result's two modelUsage entries made one). Of the launching
@@ -450,6 +510,12 @@ type subagentRun struct {
 // first, when not nil.
 func mapSubagentRun(t *testing.T, edit func([][]byte) [][]byte) subagentRun {
 	t.Helper()
+	return mapScenarioRun(t, "subagent", edit)
+}
+
+// mapScenarioRun is mapSubagentRun for the recordings of a scenario.
+func mapScenarioRun(t *testing.T, scenario string, edit func([][]byte) [][]byte) subagentRun {
+	t.Helper()
 	const dir = "../../testdata/recordings/"
 	read := func(path string) [][]byte {
 		lines := adaptertest.ReadLines(t, dir+path)
@@ -458,10 +524,10 @@ func mapSubagentRun(t *testing.T, edit func([][]byte) [][]byte) subagentRun {
 		}
 		return lines
 	}
-	run := subagentRun{streamLines: read("claude-control/subagent.jsonl")}
+	run := subagentRun{streamLines: read("claude-control/" + scenario + ".jsonl")}
 	run.stream = mapLinesAs(t, dialectOf("claude-control"), "acme", "stream", "stream", run.streamLines)
-	run.agent = mapLinesAs(t, dialectOf("claude-log"), "acme", "transcript", "transcript", read("claude-log/subagent.agent-1.jsonl"))
-	logLines := read("claude-log/subagent.jsonl")
+	run.agent = mapLinesAs(t, dialectOf("claude-log"), "acme", "transcript", "transcript", read("claude-log/"+scenario+".agent-1.jsonl"))
+	logLines := read("claude-log/" + scenario + ".jsonl")
 	for i := 0; run.logFirst.events == nil || run.streamFirst.events == nil; i++ {
 		key := fmt.Sprintf("log-%d", i)
 		log := mapLinesAs(t, dialectOf("claude-log"), "acme", "log", key, logLines)

@@ -17,7 +17,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/15"
+const MappingVersion = "claude-log/16"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
@@ -253,7 +253,9 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			// reason, so the next prompt is where the previous turn ends.
 			env = closeTurn(em, t, env, canonical.TurnStateCompleted, "", "")
 		}
-		t.User(em, env, m, claudestream.UserOptions{UUID: l.UUID, Prompt: prompt, Meta: l.IsMeta, Compaction: l.IsCompactSummary, ToolUseResult: l.ToolUseResult})
+		// A sidechain prompt is what the launching conversation asked its
+		// sub-agent, not what the user wrote: injected, as isMeta text is.
+		t.User(em, env, m, claudestream.UserOptions{UUID: l.UUID, Prompt: prompt, Meta: l.IsMeta || (prompt && l.IsSidechain), Compaction: l.IsCompactSummary, ToolUseResult: l.ToolUseResult})
 	case "assistant":
 		mapAssistant(em, &st, env, l)
 	case "summary":
@@ -266,13 +268,13 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		mapProgress(em, &st, env, l, kind)
 	case "attachment":
 		if !mapHookAttachment(em, env, l) {
-			em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{l.Type: json.RawMessage(f.Bytes)}})
+			em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{metadataKey(l): json.RawMessage(f.Bytes)}})
 		}
 	case "file-history-snapshot", "queue-operation", "last-prompt", "agent-name", "tag", "pr-link", "worktree-state":
 		// Bookkeeping the CLI keeps beside the conversation (rewind
 		// snapshots, the input queue, the resume pointer, context
 		// attachments): thread metadata, the record in raw.
-		em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{l.Type: json.RawMessage(f.Bytes)}})
+		em.Emit(env, &canonical.ThreadMetadataUpdated{Metadata: map[string]json.RawMessage{metadataKey(l): json.RawMessage(f.Bytes)}})
 	default:
 		adapter.Unmapped(em, env, kind)
 	}
@@ -309,6 +311,17 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 		}
 	}
 	return st, em.Events(), nil
+}
+
+// metadataKey is the thread metadata key of a bookkeeping line: its type,
+// or for a sub-agent's line (its own transcript's) the type under the
+// run's id. The run shares the thread; keyed apart, its records do not
+// take the place of the conversation's own, whichever log is read first.
+func metadataKey(l line) string {
+	if l.IsSidechain && l.AgentID != "" {
+		return "agent " + l.AgentID + " " + l.Type
+	}
+	return l.Type
 }
 
 // mapSummary maps a summary line: the title of the conversation that ends

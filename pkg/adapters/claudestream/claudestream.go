@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 const Dialect = "claude-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-stream/13"
+const MappingVersion = "claude-stream/14"
 
 // Raw sources: SDK messages, and the permission flow (can_use_tool and the
 // host's answer to it).
@@ -84,7 +85,14 @@ type State struct {
 	CostSession string `json:"costSession,omitempty"`
 	// Threads lists the Claude sessions thread.started was emitted for.
 	Threads []string `json:"threads,omitempty"`
+	// Deferred are the turns awaiting a result that Claude Code writes
+	// after the next turn started, oldest first.
+	Deferred []DeferredTurn `json:"deferred,omitempty"`
 }
+
+// deferredMemory bounds State.Deferred: a turn whose result never comes is
+// given up after this many others.
+const deferredMemory = 8
 
 // Request is an open CLI→host control request.
 type Request struct {
@@ -210,8 +218,20 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	// started at one clock and completed at the other had a duration of the
 	// two clocks' difference, negative when the CLI's was behind, and days
 	// for a saved stream ingested later. The timestamp stays in raw.
+	sameSession := fr.SessionID == "" || fr.SessionID == st.T.Session
 	st.T.SetSession(fr.SessionID)
 	env := st.T.Envelope(em)
+	if fr.Type == "system" && fr.Subtype == "init" && sameSession && st.T.FirstMsg != "" {
+		// A query starts while the last one, which the model has answered,
+		// awaits its result: `claude -p` holds a turn's result while its
+		// background sub-agents run, and the turn their notification
+		// starts comes first. What follows is that next turn's.
+		st.Deferred = append(st.Deferred, st.T.DeferTurn(em, env))
+		if len(st.Deferred) > deferredMemory {
+			st.Deferred = slices.Delete(st.Deferred, 0, len(st.Deferred)-deferredMemory)
+		}
+		env = st.T.Envelope(em)
+	}
 	switch fr.Type {
 	case "assistant":
 		mapAssistant(em, &st, env, fr)
@@ -322,7 +342,7 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, fr frame)
 	code := errorCode(fr.Error)
 	st.T.Assistant(em, env, m, AssistantOptions{
 		Parent: fr.ParentToolUseID, Failed: code != "", ErrorCode: code, ReportUsage: true,
-		SubAgent: fr.ParentToolUseID != "" && st.T.Turn != "",
+		SubAgent: fr.ParentToolUseID != "" && st.T.Turn != "", Turn: st.T.RunTurn(fr.ParentToolUseID),
 	})
 }
 
@@ -336,7 +356,7 @@ func mapUser(em *adapter.Emitter, st *State, env canonical.Event, fr frame, dir 
 	// does a top-level replayed prompt when no turn is open. A message sent
 	// while a turn runs joins it.
 	prompt := st.T.Turn == "" && fr.ParentToolUseID == "" && (dir == adapter.FromClient || fr.IsReplay)
-	st.T.User(em, env, m, UserOptions{UUID: fr.UUID, Parent: fr.ParentToolUseID, Prompt: prompt, ToolUseResult: fr.ToolUseResult})
+	st.T.User(em, env, m, UserOptions{UUID: fr.UUID, Parent: fr.ParentToolUseID, Prompt: prompt, ToolUseResult: fr.ToolUseResult, Turn: st.T.RunTurn(fr.ParentToolUseID)})
 }
 
 type result struct {
@@ -354,12 +374,26 @@ type result struct {
 
 // mapResult ends the turn. Usage is the turn's (per-turn in stream-json
 // input sessions), total_cost_usd and modelUsage are the session's so far:
-// the turn gets the difference from the previous result.
+// the turn gets the difference from the previous result. A result that
+// comes after the next turn started ends the turn set aside for it.
 func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.RawMessage, fr frame) {
+	var deferred *DeferredTurn
+	if len(st.Deferred) > 0 {
+		d := st.Deferred[0]
+		st.Deferred = st.Deferred[1:]
+		deferred = &d
+	}
+	closeTurn := func(p *canonical.TurnCompleted) {
+		if deferred != nil {
+			st.T.CloseDeferred(em, env, *deferred, p)
+			return
+		}
+		st.T.CloseTurn(em, env, p)
+	}
 	var r result
 	if err := jsonscan.Unmarshal(msg, &r); err != nil {
 		em.Fail(env, canonical.ErrorClassValidation, "result could not be decoded: "+err.Error(), nil)
-		st.T.CloseTurn(em, env, &canonical.TurnCompleted{State: canonical.TurnStateFailed, ErrorMessage: "undecodable result"})
+		closeTurn(&canonical.TurnCompleted{State: canonical.TurnStateFailed, ErrorMessage: "undecodable result"})
 		return
 	}
 	p := &canonical.TurnCompleted{State: canonical.TurnStateCompleted, StopReason: r.StopReason, DurationMs: nonNegI(r.DurationMs)}
@@ -370,7 +404,12 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 			em.Fail(env, canonical.ErrorClassValidation, "result usage could not be read: "+err.Error(), nil)
 		}
 	}
-	if p.Usage == nil && len(st.T.Usage) > 0 {
+	switch {
+	case p.Usage != nil:
+	case deferred != nil && len(deferred.Usage) > 0:
+		u, _ := deferred.DeferredUsage()
+		p.Usage = &u
+	case deferred == nil && len(st.T.Usage) > 0:
 		u, _ := st.T.TurnUsage()
 		p.Usage = &u
 	}
@@ -378,15 +417,21 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		st.Cost, st.Models, st.CostSession = 0, nil, fr.SessionID
 	}
 	if models := FoldModelUsage(r.ModelUsage); models != nil {
+		main := ""
+		if deferred != nil && p.Usage != nil {
+			main = MainModel(deferred.Usage)
+		}
 		p.ModelUsage = map[string]canonical.ModelUsage{}
 		for _, name := range SortedKeys(models) {
 			cum := models[name]
 			turn := cum
+			prev, ok := st.Models[name]
 			// Counts below the previous result's are a count that
 			// started over (another run's output): the turn's share is
 			// all of it.
-			if prev, ok := st.Models[name]; ok && !cum.Behind(prev.TokenUsage) {
+			if ok && !cum.Behind(prev.TokenUsage) {
 				turn.TokenUsage = cum.Sub(prev.TokenUsage)
+				turn.CostUSD, turn.WebSearchRequests = nil, nil
 				if cum.CostUSD != nil && prev.CostUSD != nil && *cum.CostUSD >= *prev.CostUSD {
 					c := roundCost(*cum.CostUSD - *prev.CostUSD)
 					turn.CostUSD = &c
@@ -395,6 +440,21 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 					w := *cum.WebSearchRequests - *prev.WebSearchRequests
 					turn.WebSearchRequests = &w
 				}
+			} else {
+				prev = canonical.ModelUsage{}
+			}
+			if name == main {
+				// The count was read when the result was written, after
+				// the next turn had started on the same model: of what it
+				// grew by, the turn's own requests are its usage, and the
+				// rest goes to the next turn. The cost cannot be split
+				// without prices: neither turn states that model's, and
+				// the views price both at the list prices Claude charges.
+				own := capUsage(*p.Usage, turn.TokenUsage)
+				turn.TokenUsage, turn.CostUSD, turn.WebSearchRequests = own, nil, nil
+				next := cum
+				next.TokenUsage, next.CostUSD, next.WebSearchRequests = prev.Add(own), nil, prev.WebSearchRequests
+				models[name] = next
 			}
 			p.ModelUsage[name] = turn
 		}
@@ -417,7 +477,18 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		em.Fail(env, class, msgText, map[string]any{"subtype": r.Subtype, "errors": r.Errors, "apiErrorStatus": r.APIError})
 		p.State, p.ErrorMessage = canonical.TurnStateFailed, msgText
 	}
-	st.T.CloseTurn(em, env, p)
+	closeTurn(p)
+}
+
+// capUsage is u with each count at most limit's.
+func capUsage(u, limit canonical.TokenUsage) canonical.TokenUsage {
+	return canonical.TokenUsage{
+		InputTokens:           min(u.InputTokens, limit.InputTokens),
+		CachedInputTokens:     min(u.CachedInputTokens, limit.CachedInputTokens),
+		CacheWriteInputTokens: min(u.CacheWriteInputTokens, limit.CacheWriteInputTokens),
+		OutputTokens:          min(u.OutputTokens, limit.OutputTokens),
+		ReasoningOutputTokens: min(u.ReasoningOutputTokens, limit.ReasoningOutputTokens),
+	}
 }
 
 // roundCost rounds a cost to a billionth of a dollar. Claude Code sums its

@@ -631,3 +631,88 @@ func TestSetSessionKeepsEachSessionsTotal(t *testing.T) {
 	tr.SetSession("")
 	require.Equal(t, "s0", tr.Session, "a frame naming no session stays in the current one")
 }
+
+// turnOf lists, per turn in the order the turns started, the final texts
+// of its assistant messages, and what its turn.completed said.
+type turnOf struct {
+	Texts []string
+	Done  *canonical.TurnCompleted
+}
+
+func turnsOf(t *testing.T, evs []canonical.Event) []turnOf {
+	t.Helper()
+	var order []string
+	turns := map[string]*turnOf{}
+	for _, e := range evs {
+		switch p := e.Payload.(type) { //nolint:gochecksumtype // only turns and texts matter here
+		case *canonical.TurnStarted:
+			order = append(order, e.TurnID)
+			turns[e.TurnID] = &turnOf{}
+		case *canonical.ItemCompleted:
+			if text := p.Content[canonical.StreamAssistantText]; text != "" {
+				require.Contains(t, turns, e.TurnID, "%q is in no turn that started", text)
+				turns[e.TurnID].Texts = append(turns[e.TurnID].Texts, text)
+			}
+		case *canonical.TurnCompleted:
+			require.Nil(t, turns[e.TurnID].Done, "turn %s completed twice", e.TurnID)
+			turns[e.TurnID].Done = p
+		}
+	}
+	var out []turnOf
+	for _, id := range order {
+		out = append(out, *turns[id])
+	}
+	return out
+}
+
+// TestBackgroundSubAgent maps the recordings of a sub-agent run in the
+// background: its turn ends while it runs, and its notification starts a
+// turn of its own. `-p` writes the first turn's result after the second
+// turn's message, with a modelUsage that counts both turns; the control
+// protocol writes it on time, and the sub-agent's last frames after it.
+func TestBackgroundSubAgent(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "..", "testdata", "recordings")
+	sub := []string{"Listing the files.", "The project has README.md, go.mod and main.go."}
+	first, second := "The sub-agent is listing the files; I'll report when it is done.", "The sub-agent found three files: README.md, go.mod and main.go."
+	counts := func(in, cached, out int64) canonical.TokenUsage {
+		return canonical.TokenUsage{InputTokens: in, CachedInputTokens: cached, OutputTokens: out}
+	}
+	for _, tc := range []struct {
+		set string
+		// haiku is the sub-agent's usage in each turn's share.
+		haiku [2]canonical.TokenUsage
+	}{
+		{set: "claude-stream", haiku: [2]canonical.TokenUsage{counts(4200, 2000, 45), {}}},
+		{set: "claude-stream-partial", haiku: [2]canonical.TokenUsage{counts(4200, 2000, 45), {}}},
+		{set: "claude-control", haiku: [2]canonical.TokenUsage{counts(2000, 0, 20), counts(2200, 2000, 25)}},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			t.Parallel()
+			var lines []string
+			for _, l := range adaptertest.ReadLines(t, filepath.Join(dir, tc.set, "subagent-background.jsonl")) {
+				lines = append(lines, string(l))
+			}
+			evs := mapLines(t, lines...)
+			turns := turnsOf(t, evs)
+			require.Len(t, turns, 2, "the launching turn and the notification's")
+			// The two conversations write at once: the order between them
+			// is the run's.
+			require.ElementsMatch(t, []string{"I'll start a sub-agent in the background.", first, sub[0], sub[1]}, turns[0].Texts,
+				"the sub-agent's messages are the launching turn's")
+			require.Equal(t, []string{second}, turns[1].Texts)
+			for i, want := range []canonical.TokenUsage{counts(6400, 3100, 60), counts(3500, 3300, 30)} {
+				done := turns[i].Done
+				require.NotNil(t, done, "turn %d ended", i+1)
+				require.Equal(t, want, *done.Usage, "turn %d", i+1)
+				require.Equal(t, want, done.ModelUsage["claude-sonnet-4-5"].TokenUsage, "turn %d: the main model's share is the turn's own", i+1)
+				require.Equal(t, tc.haiku[i], done.ModelUsage["claude-haiku-4-5-20251001"].TokenUsage, "turn %d: the sub-agent's share", i+1)
+			}
+			for _, c := range ofType[*canonical.ItemCompleted](evs) {
+				require.Equal(t, canonical.ItemStatusCompleted, c.Status, "%s %s %s", c.ItemType, c.ToolName, c.Detail)
+			}
+			tasks := ofType[*canonical.TaskCompleted](evs)
+			require.Len(t, tasks, 1)
+		})
+	}
+}

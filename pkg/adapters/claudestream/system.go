@@ -115,6 +115,7 @@ func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		em.Emit(env, &canonical.HookCompleted{HookID: hookID(em, s.HookID), Outcome: out, Output: s.Output, Stdout: s.Stdout, Stderr: s.Stderr, ExitCode: s.ExitCode})
 	case "task_started":
 		em.Emit(taskEnv(em, t, env, s), &canonical.TaskStarted{TaskID: taskID(em, s.TaskID), Description: s.Description, TaskType: firstNonEmpty(s.TaskType, s.SubagentType)})
+		t.StartRun(s.ToolUseID)
 	case "task_progress":
 		em.Emit(taskEnv(em, t, env, s), &canonical.TaskProgress{TaskID: taskID(em, s.TaskID), Description: firstNonEmpty(s.Description, s.Summary), Usage: nullable(s.Usage), LastToolName: s.LastToolName})
 	case "task_updated":
@@ -131,6 +132,7 @@ func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 			status = canonical.TaskStatusCompleted
 		}
 		em.Emit(taskEnv(em, t, env, s), &canonical.TaskCompleted{TaskID: taskID(em, s.TaskID), Status: status, Summary: s.Summary, Usage: nullable(s.Usage)})
+		t.EndRun(s.ToolUseID)
 	case "background_tasks_changed":
 		em.Emit(env, &canonical.TaskProgress{TaskID: "background", Description: "background tasks changed"})
 	case "files_persisted":
@@ -252,6 +254,9 @@ func taskID(em *adapter.Emitter, id string) string {
 
 // taskEnv ties task events to the tool call that launched them.
 func taskEnv(em *adapter.Emitter, t *Transcript, env canonical.Event, s system) canonical.Event {
+	if turn := t.RunTurn(s.ToolUseID); turn != "" {
+		env.TurnID = turn // a background run's, after the turn that launched it
+	}
 	if s.ToolUseID != "" && t.openTool(s.ToolUseID) >= 0 {
 		env.ItemID, env.ProviderRefs.ProviderItemID = t.ToolItemID(em, s.ToolUseID), s.ToolUseID
 	}

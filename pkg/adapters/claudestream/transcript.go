@@ -70,7 +70,24 @@ type Transcript struct {
 	// is what both see, so turn.completed names it as the provider's turn
 	// id, and the projector counts the turn's usage once.
 	FirstMsg string `json:"firstMsg,omitempty"`
+	// Runs are the sub-agent runs started and not yet ended, with the turns
+	// that launched them.
+	Runs []Run `json:"runs,omitempty"`
 }
+
+// Run is a sub-agent run (the Task tool). One in the background
+// (run_in_background) goes on after the turn that launched it ended: its
+// frames still belong to that turn, and its tool calls outlive it.
+type Run struct {
+	// Tool is the Task call's tool_use id, its frames' parent_tool_use_id.
+	Tool string `json:"tool"`
+	// Turn is the canonical id of the turn that launched it.
+	Turn string `json:"turn"`
+}
+
+// runMemory bounds Transcript.Runs: a run whose end is never reported is
+// forgotten after this many others started.
+const runMemory = 32
 
 // MessageUsage is one assistant message's usage and model.
 type MessageUsage struct {
@@ -244,12 +261,79 @@ func (t *Transcript) EnsureTurn(em *adapter.Emitter, env canonical.Event) canoni
 	return env
 }
 
+// StartRun records a sub-agent run (tool is its Task call's id) that the
+// open turn launched.
+func (t *Transcript) StartRun(tool string) {
+	if tool == "" || t.Turn == "" {
+		return
+	}
+	t.EndRun(tool)
+	t.Runs = append(t.Runs, Run{Tool: tool, Turn: t.Turn})
+	if len(t.Runs) > runMemory {
+		t.Runs = slices.Delete(t.Runs, 0, len(t.Runs)-runMemory)
+	}
+}
+
+// EndRun forgets a sub-agent run that ended.
+func (t *Transcript) EndRun(tool string) {
+	t.Runs = slices.DeleteFunc(t.Runs, func(r Run) bool { return r.Tool == tool })
+}
+
+// RunTurn is the turn that launched the sub-agent run whose frames name
+// parent as their parent_tool_use_id, when that turn is not the open one
+// (a background run going on after it): "" when the frame belongs to the
+// open turn.
+func (t *Transcript) RunTurn(parent string) string {
+	if parent == "" {
+		return ""
+	}
+	for _, r := range t.Runs {
+		if r.Tool == parent && r.Turn != t.Turn {
+			return r.Turn
+		}
+	}
+	return ""
+}
+
+// inRun says whether a tool call was made by a sub-agent run still going.
+func (t *Transcript) inRun(em *adapter.Emitter, tool Tool) bool {
+	if tool.Parent == "" {
+		return false
+	}
+	for _, r := range t.Runs {
+		if t.ToolItemID(em, r.Tool) == tool.Parent {
+			return true
+		}
+	}
+	return false
+}
+
 // TurnUsage sums the usage of the open turn's distinct messages (each
 // counted once) and breaks it down by model.
 func (t *Transcript) TurnUsage() (canonical.TokenUsage, map[string]canonical.ModelUsage) {
+	return turnUsage(t.Usage)
+}
+
+// MainModel is the model of every message of usage that is not a
+// sub-agent's, or "" when there is none or more than one.
+func MainModel(usage map[string]MessageUsage) string {
+	model := ""
+	for _, mu := range usage {
+		switch {
+		case mu.SubAgent || mu.Model == "" || strings.HasPrefix(mu.Model, "<"):
+		case model == "":
+			model = mu.Model
+		case model != mu.Model:
+			return ""
+		}
+	}
+	return model
+}
+
+func turnUsage(usage map[string]MessageUsage) (canonical.TokenUsage, map[string]canonical.ModelUsage) {
 	var u canonical.TokenUsage
 	var models map[string]canonical.ModelUsage
-	for _, mu := range t.Usage {
+	for _, mu := range usage {
 		if !mu.SubAgent {
 			u = u.Add(mu.Usage)
 		}
@@ -289,17 +373,53 @@ func (t *Transcript) ReportUsage(em *adapter.Emitter, env canonical.Event, last 
 func (t *Transcript) CloseTurn(em *adapter.Emitter, env canonical.Event, p *canonical.TurnCompleted) canonical.Event {
 	env = t.EnsureTurn(em, env)
 	t.closeOpenItems(em, env, p.State)
+	t.endTurn(em, env, t.FirstMsg, p)
+	t.Turn, t.Blocks, t.Usage, t.Partials, t.StreamMsg, t.StreamModel, t.FirstMsg = "", nil, nil, nil, "", "", ""
+	env.TurnID = ""
+	return env
+}
+
+// DeferredTurn is a turn set aside for a result that comes after the next
+// turn started (Transcript.DeferTurn).
+type DeferredTurn struct {
+	Turn     string                  `json:"turn"`
+	FirstMsg string                  `json:"firstMsg,omitempty"`
+	Usage    map[string]MessageUsage `json:"usage,omitempty"`
+}
+
+// DeferTurn sets the open turn aside, still open, until its result comes:
+// the frames that follow are the next turn's. Its items are complete (its
+// model has answered), but for the tool calls of its background runs.
+func (t *Transcript) DeferTurn(em *adapter.Emitter, env canonical.Event) DeferredTurn {
+	env.TurnID = t.Turn
+	t.closeOpenItems(em, env, canonical.TurnStateCompleted)
+	d := DeferredTurn{Turn: t.Turn, FirstMsg: t.FirstMsg, Usage: t.Usage}
+	t.Turn, t.Blocks, t.Usage, t.Partials, t.StreamMsg, t.StreamModel, t.FirstMsg = "", nil, nil, nil, "", "", ""
+	return d
+}
+
+// CloseDeferred ends a turn DeferTurn set aside, leaving the open one open.
+func (t *Transcript) CloseDeferred(em *adapter.Emitter, env canonical.Event, d DeferredTurn, p *canonical.TurnCompleted) {
+	env.TurnID = d.Turn
+	t.endTurn(em, env, d.FirstMsg, p)
+}
+
+// DeferredUsage is a deferred turn's usage, as TurnUsage is the open one's.
+func (d DeferredTurn) DeferredUsage() (canonical.TokenUsage, map[string]canonical.ModelUsage) {
+	return turnUsage(d.Usage)
+}
+
+// endTurn says that env's turn ended, and grows the session total by its
+// usage.
+func (t *Transcript) endTurn(em *adapter.Emitter, env canonical.Event, firstMsg string, p *canonical.TurnCompleted) {
 	done := env
-	done.ProviderRefs.ProviderTurnID = t.FirstMsg
+	done.ProviderRefs.ProviderTurnID = firstMsg
 	em.Emit(done, p)
 	if p.Usage != nil {
 		t.Total = t.Total.Add(*p.Usage)
 		last := *p.Usage
 		em.Emit(env, &canonical.ThreadTokenUsageUpdated{Usage: t.Total, Last: &last})
 	}
-	t.Turn, t.Blocks, t.Usage, t.Partials, t.StreamMsg, t.StreamModel, t.FirstMsg = "", nil, nil, nil, "", "", ""
-	env.TurnID = ""
-	return env
 }
 
 func (t *Transcript) closeOpenItems(em *adapter.Emitter, env canonical.Event, state canonical.TurnState) {
@@ -321,7 +441,13 @@ func (t *Transcript) closeOpenItems(em *adapter.Emitter, env canonical.Event, st
 	if state == canonical.TurnStateInterrupted || state == canonical.TurnStateCancelled {
 		status = canonical.ItemStatusDeclined
 	}
+	kept := t.Tools[:0]
 	for _, tool := range t.Tools {
+		if state == canonical.TurnStateCompleted && t.inRun(em, tool) {
+			// A background run's call: the run goes on after the turn.
+			kept = append(kept, tool)
+			continue
+		}
 		e := env
 		e.ItemID, e.ProviderRefs.ProviderItemID = tool.Item, tool.ID
 		c := canonical.ItemCompleted{
@@ -331,7 +457,7 @@ func (t *Transcript) closeOpenItems(em *adapter.Emitter, env canonical.Event, st
 		em.Emit(e, &c)
 		t.remember(tool.ID)
 	}
-	t.Tools = nil
+	t.Tools = kept
 }
 
 func (t *Transcript) remember(toolID string) {
@@ -389,6 +515,10 @@ type AssistantOptions struct {
 	// SubAgent says the message is a sub-agent's, inside the open turn
 	// (MessageUsage.SubAgent).
 	SubAgent bool
+	// Turn is the turn a background sub-agent's message belongs to when
+	// it is not the open one (Transcript.RunTurn): the message opens no
+	// turn and adds nothing to the open turn's usage.
+	Turn string
 }
 
 // Assistant maps the content blocks of a (possibly split) assistant
@@ -397,9 +527,13 @@ type AssistantOptions struct {
 // opened by stream_event partials are updated or completed instead, so
 // their text is never counted twice.
 func (t *Transcript) Assistant(em *adapter.Emitter, env canonical.Event, m Message, o AssistantOptions) {
-	env = t.EnsureTurn(em, env)
-	if t.FirstMsg == "" && !o.SubAgent {
-		t.FirstMsg = m.ID
+	if o.Turn != "" {
+		env.TurnID = o.Turn
+	} else {
+		env = t.EnsureTurn(em, env)
+		if t.FirstMsg == "" && !o.SubAgent {
+			t.FirstMsg = m.ID
+		}
 	}
 	blocks, raws, err := m.Blocks()
 	if err != nil {
@@ -412,7 +546,7 @@ func (t *Transcript) Assistant(em *adapter.Emitter, env canonical.Event, m Messa
 		// any, still counts below.
 		em.Warn(env, "assistant message without content blocks", nil)
 	}
-	if m.ID != "" && len(m.Usage) > 0 && string(m.Usage) != "null" {
+	if o.Turn == "" && m.ID != "" && len(m.Usage) > 0 && string(m.Usage) != "null" {
 		if u, err := canonical.FoldUsage(m.Usage, canonical.AnthropicUsage); err == nil {
 			if t.Usage == nil {
 				t.Usage = map[string]MessageUsage{}
@@ -802,6 +936,8 @@ type UserOptions struct {
 	Outside bool
 	// ToolUseResult is the CLI's structured tool result (tool_use_result).
 	ToolUseResult json.RawMessage
+	// Turn is as AssistantOptions.Turn.
+	Turn string
 }
 
 // User maps a user message: tool_result blocks complete tool items, and
@@ -814,6 +950,8 @@ func (t *Transcript) User(em *adapter.Emitter, env canonical.Event, m Message, o
 		return
 	}
 	switch {
+	case o.Turn != "":
+		env.TurnID = o.Turn
 	case o.Prompt:
 		env = t.OpenTurn(em, env)
 	case o.Outside && t.Turn == "":

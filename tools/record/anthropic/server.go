@@ -30,7 +30,9 @@ type Server struct {
 
 	mu     sync.Mutex
 	served int
-	logMu  sync.Mutex
+	// given marks the replies of script already given.
+	given []bool
+	logMu sync.Mutex
 	// ids numbers the messages of this server only, so a recording's
 	// message and tool ids do not depend on what ran beside it.
 	ids atomic.Int64
@@ -43,7 +45,7 @@ func Start(log io.Writer, s script.Script) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: listen on loopback: %w", err)
 	}
-	srv := &Server{log: log, script: s, ln: ln}
+	srv := &Server{log: log, script: s, ln: ln, given: make([]bool, len(s))}
 	srv.srv = &http.Server{Handler: http.HandlerFunc(srv.handle), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -76,14 +78,17 @@ func (s *Server) logf(format string, args ...any) {
 	_, _ = fmt.Fprintf(s.log, "anthropic: "+format+"\n", args...) // a lost log line is not worth failing for
 }
 
-// next takes the reply for the next main request.
-func (s *Server) next() (int, script.Reply) {
+// next takes the reply for the next main request, for model.
+func (s *Server) next(model string) (int, script.Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.served
 	s.served++
-	if n < len(s.script) {
-		return n, s.script[n]
+	for i, r := range s.script {
+		if !s.given[i] && strings.Contains(model, r.Model) {
+			s.given[i] = true
+			return n, r
+		}
 	}
 	return n, script.Reply{Text: "done"}
 }
@@ -137,7 +142,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.reply(w, &req, sideReply(why))
 		return
 	}
-	n, reply := s.next()
+	n, reply := s.next(req.Model)
 	s.logf("POST %s model=%s max_tokens=%d stream=%v tools=%d messages=%d thinking=%s (main #%d)", path, req.Model, req.MaxTokens, req.Stream, len(req.Tools), len(req.Messages), orNone(req.Thinking), n+1)
 	if reply.Error != nil {
 		writeError(w, reply.Error)

@@ -63,3 +63,34 @@ func TestSideRequestDoesNotConsumeScript(t *testing.T) {
 		t.Errorf("Requests() = %d, want 1", got)
 	}
 }
+
+// TestRepliesByModel: a reply that names a model answers that model's
+// requests only, in script order, whichever conversation asks first.
+func TestRepliesByModel(t *testing.T) {
+	t.Parallel()
+	srv, err := Start(io.Discard, script.Script{{Model: "sonnet", Text: "main one"}, {Model: "haiku", Text: "sub one"}, {Model: "sonnet", Text: "main two"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ask := func(model string) string {
+		body := `{"model":"` + model + `","max_tokens":1000,"stream":true,"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"hi"}]}`
+		resp, err := http.Post(srv.URL()+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, step := range []struct{ model, want string }{
+		{"claude-haiku-4-5", "sub one"}, {"claude-sonnet-4-5", "main one"}, {"claude-sonnet-4-5", "main two"}, {"claude-haiku-4-5", "done"},
+	} {
+		if got := ask(step.model); !strings.Contains(got, step.want) {
+			t.Errorf("%s: reply lacks %q:\n%s", step.model, step.want, got)
+		}
+	}
+}

@@ -350,6 +350,11 @@ func note(m mode, sc scenario) string {
 		parts = append(parts, "plan tool is TodoWrite (CLAUDE_CODE_ENABLE_TASKS=0; the default is TaskCreate/TaskUpdate)")
 	case "error-500", "error-429":
 		parts = append(parts, "CLAUDE_CODE_MAX_RETRIES=1: the request and one retry fail")
+	case "subagent-background":
+		parts = append(parts, "the Task runs in the background (run_in_background): the turn ends while the sub-agent runs, and its notification starts a second turn; the fake API answers the sub-agent (haiku) and the main conversation (sonnet) each in its own order")
+		if !m.control {
+			parts = append(parts, "-p writes the first turn's result after the second turn's message, its modelUsage counting both turns")
+		}
 	case "approval-allow":
 		parts = append(parts, "touch is outside --allowedTools, so the CLI asks; the client allows and the command runs")
 	case "approval-deny":

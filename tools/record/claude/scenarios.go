@@ -26,6 +26,8 @@ const (
 	allowedBash = "Bash(ls:*) TodoWrite"
 	// taskArgs starts a general-purpose sub-agent.
 	taskArgs = `{"description":"List the files","prompt":"List the files in this project and report them.","subagent_type":"general-purpose","model":"haiku"}`
+	// taskBackgroundArgs starts the same sub-agent in the background.
+	taskBackgroundArgs = `{"description":"List the files","prompt":"List the files in this project and report them.","subagent_type":"general-purpose","model":"haiku","run_in_background":true}`
 )
 
 func usage(in, cached, out int) script.Reply {
@@ -125,6 +127,21 @@ func scenarios() []scenario {
 				reply(usage(2000, 0, 20), script.Reply{Text: "Listing the files.", ToolCalls: bash("toolu_rec_sub_ls", lsArgs)}),
 				reply(usage(2200, 2000, 25), script.Reply{Text: "The project has README.md, go.mod and main.go."}),
 				reply(usage(3500, 3100, 30), script.Reply{Text: "The sub-agent found three files: README.md, go.mod and main.go."}),
+			},
+		},
+		{
+			// The same sub-agent in the background: the Task call returns
+			// at once and the turn ends while the sub-agent runs; its
+			// notification then starts a turn of its own. The two ask the
+			// API at the same time, so each reply names its model.
+			name:    "subagent-background",
+			prompts: []string{"Have a sub-agent list the files in this project in the background."},
+			script: script.Script{
+				{Model: "sonnet", InputTokens: 3100, OutputTokens: 40, Text: "I'll start a sub-agent in the background.", ToolCalls: []script.ToolCall{{ID: "toolu_rec_bg_task", Name: "Task", Args: taskBackgroundArgs}}},
+				{Model: "haiku", InputTokens: 2000, OutputTokens: 20, Text: "Listing the files.", ToolCalls: bash("toolu_rec_bg_ls", lsArgs)},
+				{Model: "haiku", InputTokens: 2200, CachedTokens: 2000, OutputTokens: 25, Text: "The project has README.md, go.mod and main.go."},
+				{Model: "sonnet", InputTokens: 3300, CachedTokens: 3100, OutputTokens: 20, Text: "The sub-agent is listing the files; I'll report when it is done."},
+				{Model: "sonnet", InputTokens: 3500, CachedTokens: 3300, OutputTokens: 30, Text: "The sub-agent found three files: README.md, go.mod and main.go."},
 			},
 		},
 		{

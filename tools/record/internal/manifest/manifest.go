@@ -44,8 +44,10 @@ var Scenarios = []string{"plain", "shell", "multistep", "error-500", "error-429"
 // name starts with the key and a dash), after Scenarios: what only that
 // program does.
 var OwnScenarios = map[string][]string{
-	// A sub-agent (the Task tool) on a model of its own, with its transcript.
-	"claude": {"subagent"},
+	// A sub-agent (the Task tool) on a model of its own, with its
+	// transcript; then one in the background, whose notification starts a
+	// turn of its own.
+	"claude": {"subagent", "subagent-background"},
 }
 
 // ScenariosOf are the scenarios a set is recorded in.

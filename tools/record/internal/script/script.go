@@ -19,6 +19,10 @@ type Reply struct {
 	Error *HTTPError
 	// InputTokens, CachedTokens and OutputTokens are the usage reported.
 	InputTokens, CachedTokens, OutputTokens int
+	// Model, when set, keeps the reply for a request whose model name
+	// contains it: a background sub-agent (its own model) asks while the
+	// main conversation does, in an order no script can fix.
+	Model string
 }
 
 // ToolCall is one tool call in a Reply.
@@ -41,8 +45,9 @@ type HTTPError struct {
 	RetryAfterSeconds int
 }
 
-// Script is the ordered replies of one scenario. A server answers the n-th
-// main request with the n-th reply and with a plain "done" text reply once
-// the script is exhausted, so a CLI that asks once more than expected still
-// ends its turn instead of hanging.
+// Script is the ordered replies of one scenario. A server answers each
+// main request with the first reply not yet given that is for its model
+// (so, without Model, the n-th request with the n-th reply) and with a
+// plain "done" text reply once none is left, so a CLI that asks once more
+// than expected still ends its turn instead of hanging.
 type Script []Reply
