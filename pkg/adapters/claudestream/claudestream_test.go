@@ -121,6 +121,40 @@ func TestMap(t *testing.T) {
 		check    func(t *testing.T, evs []canonical.Event)
 	}{
 		{
+			name: "a result held past the next query's init ends the turn set aside: its own usage is its share of its model, the rest the next turn's",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"A"}`),
+				initLine, assistant("m2", `{"type":"text","text":"B"}`),
+				`{"type":"result","subtype":"success","result":"A","session_id":"s1","usage":{"input_tokens":10,"output_tokens":5},"modelUsage":{"m":{"inputTokens":25,"outputTokens":12,"costUSD":0.05}},"uuid":"r1"}`,
+				`{"type":"result","subtype":"success","result":"B","session_id":"s1","usage":{"input_tokens":15,"output_tokens":7},"modelUsage":{"m":{"inputTokens":25,"outputTokens":12,"costUSD":0.05}},"uuid":"r2"}`,
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				turns := turnsOf(t, evs)
+				require.Len(t, turns, 2)
+				require.Equal(t, []string{"A"}, turns[0].Texts)
+				require.Equal(t, []string{"B"}, turns[1].Texts)
+				for i, want := range []canonical.TokenUsage{{InputTokens: 10, OutputTokens: 5}, {InputTokens: 15, OutputTokens: 7}} {
+					require.Equal(t, want, *turns[i].Done.Usage, "turn %d", i+1)
+					require.Equal(t, want, turns[i].Done.ModelUsage["m"].TokenUsage, "turn %d", i+1)
+					require.Nil(t, turns[i].Done.ModelUsage["m"].CostUSD, "turn %d: the cost cannot be split", i+1)
+				}
+			},
+		},
+		{
+			name: "an init of another session sets no turn aside",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"A"}`),
+				strings.Replace(initLine, `"s1"`, `"s2"`, 1), assistant("m2", `{"type":"text","text":"B"}`),
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				turns := turnsOf(t, evs)
+				require.Len(t, turns, 1, "as before: nothing says the first run's turn ended")
+				require.Equal(t, []string{"A", "B"}, turns[0].Texts)
+			},
+		},
+		{
 			name: "turns: a client prompt opens a turn, the result closes it; two turns get distinct derived ids",
 			given: []string{
 				`{"dir":"client","msg":{"type":"user","message":{"role":"user","content":"one"},"parent_tool_use_id":null,"session_id":""}}`,
