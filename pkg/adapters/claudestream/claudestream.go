@@ -88,6 +88,10 @@ type State struct {
 	// Deferred are the turns awaiting a result that Claude Code writes
 	// after the next turn started, oldest first.
 	Deferred []DeferredTurn `json:"deferred,omitempty"`
+	// Notified says a sub-agent run's end (task_notification) came while
+	// the open turn awaited its result: the query that follows is the
+	// notification's own.
+	Notified bool `json:"notified,omitempty"`
 }
 
 // deferredMemory bounds State.Deferred: a turn whose result never comes is
@@ -221,11 +225,12 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	sameSession := fr.SessionID == "" || fr.SessionID == st.T.Session
 	st.T.SetSession(fr.SessionID)
 	env := st.T.Envelope(em)
-	if fr.Type == "system" && fr.Subtype == "init" && sameSession && st.T.FirstMsg != "" {
+	if fr.Type == "system" && fr.Subtype == "init" && sameSession && st.T.FirstMsg != "" && st.Notified {
 		// A query starts while the last one, which the model has answered,
 		// awaits its result: `claude -p` holds a turn's result while its
 		// background sub-agents run, and the turn their notification
 		// starts comes first. What follows is that next turn's.
+		st.Notified = false
 		st.Deferred = append(st.Deferred, st.T.DeferTurn(em, env))
 		if len(st.Deferred) > deferredMemory {
 			st.Deferred = slices.Delete(st.Deferred, 0, len(st.Deferred)-deferredMemory)
@@ -384,6 +389,7 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		deferred = &d
 	}
 	closeTurn := func(p *canonical.TurnCompleted) {
+		st.Notified = false
 		if deferred != nil {
 			st.T.CloseDeferred(em, env, *deferred, p)
 			return

@@ -103,6 +103,12 @@ const (
 	resultLine = `{"type":"result","subtype":"success","is_error":false,"result":"ok","stop_reason":"end_turn","session_id":"s1","total_cost_usd":0.01,"usage":{"input_tokens":10,"cache_read_input_tokens":20,"cache_creation_input_tokens":30,"output_tokens":5},"modelUsage":{"m":{"inputTokens":10,"outputTokens":5,"cacheReadInputTokens":20,"cacheCreationInputTokens":30,"costUSD":0.01}},"uuid":"r"}`
 )
 
+// taskStarted and taskNotified are a sub-agent run's start and end.
+const (
+	taskStarted  = `{"type":"system","subtype":"task_started","task_id":"t1","tool_use_id":"tu1","description":"d","session_id":"s1","uuid":"ts"}`
+	taskNotified = `{"type":"system","subtype":"task_notification","task_id":"t1","tool_use_id":"tu1","status":"completed","summary":"done","session_id":"s1","uuid":"tn"}`
+)
+
 func assistant(msgID, content string) string {
 	return `{"type":"assistant","message":{"id":"` + msgID + `","model":"m","role":"assistant","content":[` + content + `],"usage":{"input_tokens":1,"output_tokens":1}},"parent_tool_use_id":null,"session_id":"s1","uuid":"a-` + msgID + `"}`
 }
@@ -123,7 +129,7 @@ func TestMap(t *testing.T) {
 		{
 			name: "a result held past the next query's init ends the turn set aside: its own usage is its share of its model, the rest the next turn's",
 			given: []string{
-				initLine, assistant("m1", `{"type":"text","text":"A"}`),
+				initLine, assistant("m1", `{"type":"text","text":"A"}`), taskStarted, taskNotified,
 				initLine, assistant("m2", `{"type":"text","text":"B"}`),
 				`{"type":"result","subtype":"success","result":"A","session_id":"s1","usage":{"input_tokens":10,"output_tokens":5},"modelUsage":{"m":{"inputTokens":25,"outputTokens":12,"costUSD":0.05}},"uuid":"r1"}`,
 				`{"type":"result","subtype":"success","result":"B","session_id":"s1","usage":{"input_tokens":15,"output_tokens":7},"modelUsage":{"m":{"inputTokens":25,"outputTokens":12,"costUSD":0.05}},"uuid":"r2"}`,
@@ -144,8 +150,21 @@ func TestMap(t *testing.T) {
 		{
 			name: "an init of another session sets no turn aside",
 			given: []string{
-				initLine, assistant("m1", `{"type":"text","text":"A"}`),
+				initLine, assistant("m1", `{"type":"text","text":"A"}`), taskStarted, taskNotified,
 				strings.Replace(initLine, `"s1"`, `"s2"`, 1), assistant("m2", `{"type":"text","text":"B"}`),
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				turns := turnsOf(t, evs)
+				require.Len(t, turns, 1, "as before: nothing says the first run's turn ended")
+				require.Equal(t, []string{"A", "B"}, turns[0].Texts)
+			},
+		},
+		{
+			name: "an init mid-turn with no sub-agent's end before it sets no turn aside",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"A"}`), taskStarted,
+				initLine, assistant("m2", `{"type":"text","text":"B"}`),
 			},
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()

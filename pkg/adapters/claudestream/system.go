@@ -133,6 +133,7 @@ func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		}
 		em.Emit(taskEnv(em, t, env, s), &canonical.TaskCompleted{TaskID: taskID(em, s.TaskID), Status: status, Summary: s.Summary, Usage: nullable(s.Usage)})
 		t.EndRun(s.ToolUseID)
+		st.Notified = st.Notified || t.FirstMsg != ""
 	case "background_tasks_changed":
 		em.Emit(env, &canonical.TaskProgress{TaskID: "background", Description: "background tasks changed"})
 	case "files_persisted":
