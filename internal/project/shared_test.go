@@ -306,15 +306,7 @@ func TestClaudeSubAgentCountedOnce(t *testing.T) {
 	}
 	require.NotEmpty(t, mainModel, "the result's usage is its main conversation's, one model's")
 
-	byModel := func(e *env) map[string]canonical.TokenUsage {
-		got := map[string]canonical.TokenUsage{}
-		for m := range want {
-			if u := e.usageSum(`usage_priced WHERE model = $1`, m); u != (canonical.TokenUsage{}) {
-				got[m] = u
-			}
-		}
-		return got
-	}
+	byModel := func(e *env) map[string]canonical.TokenUsage { return usageByModel(e, want) }
 	stream, agent, logFirst, streamFirst := run.stream, run.agent, run.logFirst, run.streamFirst
 	require.Equal(t, map[string]canonical.TokenUsage{mainModel: want[mainModel]}, byModel(projected(t, logFirst)),
 		"the log alone: the main conversation's tokens")
@@ -332,6 +324,18 @@ func TestClaudeSubAgentCountedOnce(t *testing.T) {
 		cfg := shapes[i%len(shapes)]
 		require.Equal(t, want, byModel(projectedBy(t, cfg, recs...)), "%s, batches of %d", strings.Join(names, " + "), cfg.BatchSize)
 	}
+}
+
+// usageByModel is what the usage views count of each model of want, for
+// the models they count any of.
+func usageByModel(e *env, want map[string]canonical.TokenUsage) map[string]canonical.TokenUsage {
+	got := map[string]canonical.TokenUsage{}
+	for m := range want {
+		if u := e.usageSum(`usage_priced WHERE model = $1`, m); u != (canonical.TokenUsage{}) {
+			got[m] = u
+		}
+	}
+	return got
 }
 
 // TestClaudeBackgroundSubAgentCountedOnce: a sub-agent run in the
@@ -364,15 +368,7 @@ func TestClaudeBackgroundSubAgentCountedOnce(t *testing.T) {
 	for m, c := range last.ModelUsage {
 		want[m] = c.usage()
 	}
-	byModel := func(e *env) map[string]canonical.TokenUsage {
-		got := map[string]canonical.TokenUsage{}
-		for m := range want {
-			if u := e.usageSum(`usage_priced WHERE model = $1`, m); u != (canonical.TokenUsage{}) {
-				got[m] = u
-			}
-		}
-		return got
-	}
+	byModel := func(e *env) map[string]canonical.TokenUsage { return usageByModel(e, want) }
 	stream, agent, logFirst, streamFirst := run.stream, run.agent, run.logFirst, run.streamFirst
 	shapes := []project.Config{{Workers: 1}, {Workers: 2, BatchSize: 1}}
 	for i, recs := range [][]recording{

@@ -17,7 +17,7 @@ import (
 const Dialect = "claude-log"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-log/16"
+const MappingVersion = "claude-log/17"
 
 // Source is the raw source of session-log lines.
 const Source = "claude.session-log"
@@ -254,8 +254,12 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 			env = closeTurn(em, t, env, canonical.TurnStateCompleted, "", "")
 		}
 		// A sidechain prompt is what the launching conversation asked its
-		// sub-agent, not what the user wrote: injected, as isMeta text is.
-		t.User(em, env, m, claudestream.UserOptions{UUID: l.UUID, Prompt: prompt, Meta: l.IsMeta || (prompt && l.IsSidechain), Compaction: l.IsCompactSummary, ToolUseResult: l.ToolUseResult})
+		// sub-agent, and a task notification what the CLI tells the model
+		// of a background run's end (it starts a turn, as a prompt does):
+		// neither is what the user wrote, so both are injected, as isMeta
+		// text is.
+		injected := l.IsMeta || (prompt && l.IsSidechain) || isNotification(text)
+		t.User(em, env, m, claudestream.UserOptions{UUID: l.UUID, Prompt: prompt, Meta: injected, Compaction: l.IsCompactSummary, ToolUseResult: l.ToolUseResult})
 	case "assistant":
 		mapAssistant(em, &st, env, l)
 	case "summary":
@@ -359,6 +363,13 @@ func isPrompt(blocks []claudestream.Block, err error, l line) bool {
 		}
 	}
 	return true
+}
+
+// isNotification says whether a user line is the CLI's notice that a
+// background run (a sub-agent, a shell command) ended. 2.1.197 names it in
+// origin.kind too; every CLI opens its text with the tag.
+func isNotification(text string) bool {
+	return strings.HasPrefix(text, "<task-notification>")
 }
 
 // isInterruption says whether a main-line user line is the marker the CLI

@@ -671,3 +671,25 @@ func TestTitlesWaitBounded(t *testing.T) {
 	}
 	require.Equal(t, []string{"title 6", "title 69"}, names, "the six oldest were let go")
 }
+
+// TestNotificationIsInjected: the CLI's notice that a background
+// sub-agent ended starts a turn of its own, as a prompt does, and is no
+// message the user wrote.
+func TestNotificationIsInjected(t *testing.T) {
+	t.Parallel()
+	evs := mapLines(t, claudelog.Adapter{}, adaptertest.ReadLines(t, filepath.Join(recordingsDir, "claude-log", "subagent-background.jsonl")))
+	var titles []string
+	turns := 0
+	for _, e := range evs {
+		switch p := e.Payload.(type) { //nolint:gochecksumtype // only turns and user messages matter here
+		case *canonical.TurnStarted:
+			turns++
+		case *canonical.ItemCompleted:
+			if p.ItemType == canonical.ItemTypeUserMessage {
+				titles = append(titles, p.Title)
+			}
+		}
+	}
+	require.Equal(t, 2, turns, "the prompt's turn and the notification's")
+	require.Equal(t, []string{"", "injected by the CLI"}, titles, "the user's prompt, then the notification")
+}
