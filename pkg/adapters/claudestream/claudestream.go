@@ -383,6 +383,11 @@ type result struct {
 // comes after the next turn started ends the turn set aside for it.
 func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.RawMessage, fr frame) {
 	var deferred *DeferredTurn
+	for len(st.Deferred) > 0 && fr.SessionID != "" && st.Deferred[0].Session != fr.SessionID {
+		// Another session's result (a conversation reset, another run's
+		// output): the turns set aside will never get theirs.
+		st.Deferred = st.Deferred[1:]
+	}
 	if len(st.Deferred) > 0 {
 		d := st.Deferred[0]
 		st.Deferred = st.Deferred[1:]

@@ -161,6 +161,21 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a result of another session does not end a turn set aside",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"A"}`), taskStarted, taskNotified,
+				initLine, assistant("m2", `{"type":"text","text":"B"}`),
+				strings.Replace(resultLine, `"s1"`, `"s2"`, 1),
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				turns := turnsOf(t, evs)
+				require.Len(t, turns, 2)
+				require.Nil(t, turns[0].Done, "the turn set aside is s1's: no result of its own came")
+				require.NotNil(t, turns[1].Done, "the open turn ends, as any turn the result comes for")
+			},
+		},
+		{
 			name: "an init mid-turn with no sub-agent's end before it sets no turn aside",
 			given: []string{
 				initLine, assistant("m1", `{"type":"text","text":"A"}`), taskStarted,

@@ -382,6 +382,8 @@ func (t *Transcript) CloseTurn(em *adapter.Emitter, env canonical.Event, p *cano
 // DeferredTurn is a turn set aside for a result that comes after the next
 // turn started (Transcript.DeferTurn).
 type DeferredTurn struct {
+	// Session is the Claude session the turn is of.
+	Session  string                  `json:"session,omitempty"`
 	Turn     string                  `json:"turn"`
 	FirstMsg string                  `json:"firstMsg,omitempty"`
 	Usage    map[string]MessageUsage `json:"usage,omitempty"`
@@ -393,7 +395,7 @@ type DeferredTurn struct {
 func (t *Transcript) DeferTurn(em *adapter.Emitter, env canonical.Event) DeferredTurn {
 	env.TurnID = t.Turn
 	t.closeOpenItems(em, env, canonical.TurnStateCompleted)
-	d := DeferredTurn{Turn: t.Turn, FirstMsg: t.FirstMsg, Usage: t.Usage}
+	d := DeferredTurn{Session: t.Session, Turn: t.Turn, FirstMsg: t.FirstMsg, Usage: t.Usage}
 	t.Turn, t.Blocks, t.Usage, t.Partials, t.StreamMsg, t.StreamModel, t.FirstMsg = "", nil, nil, nil, "", "", ""
 	return d
 }
