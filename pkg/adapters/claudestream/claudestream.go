@@ -17,7 +17,7 @@ import (
 const Dialect = "claude-stream"
 
 // MappingVersion is bumped with every change of what the adapter emits.
-const MappingVersion = "claude-stream/14"
+const MappingVersion = "claude-stream/15"
 
 // Raw sources: SDK messages, and the permission flow (can_use_tool and the
 // host's answer to it).
@@ -88,10 +88,11 @@ type State struct {
 	// Deferred are the turns awaiting a result that Claude Code writes
 	// after the next turn started, oldest first.
 	Deferred []DeferredTurn `json:"deferred,omitempty"`
-	// Notified says a sub-agent run's end (task_notification) came while
-	// the open turn awaited its result: the query that follows is the
-	// notification's own.
-	Notified bool `json:"notified,omitempty"`
+	// NotifiedIn is the turn, answered and awaiting its result, in which
+	// the last sub-agent run's end (task_notification) came: a query that
+	// starts in it is the notification's own. Turn ids are never reused,
+	// so once that turn ends the value matches no open turn.
+	NotifiedIn string `json:"notifiedIn,omitempty"`
 }
 
 // deferredMemory bounds State.Deferred: a turn whose result never comes is
@@ -225,13 +226,12 @@ func Map(st State, f adapter.Frame) (State, []canonical.Event, error) {
 	sameSession := fr.SessionID == "" || fr.SessionID == st.T.Session
 	st.T.SetSession(fr.SessionID)
 	env := st.T.Envelope(em)
-	if fr.Type == "system" && fr.Subtype == "init" && sameSession && st.T.FirstMsg != "" && st.Notified {
+	if fr.Type == "system" && fr.Subtype == "init" && sameSession && st.T.Turn != "" && st.NotifiedIn == st.T.Turn {
 		// A query starts while the last one, which the model has answered,
 		// awaits its result: `claude -p` holds a turn's result while its
 		// background sub-agents run, and the turn their notification
 		// starts comes first. What follows is that next turn's.
-		st.Notified = false
-		st.Deferred = append(st.Deferred, st.T.DeferTurn(em, env))
+		st.Deferred = append(st.Deferred, st.T.deferTurn(em, env))
 		if len(st.Deferred) > deferredMemory {
 			st.Deferred = slices.Delete(st.Deferred, 0, len(st.Deferred)-deferredMemory)
 		}
@@ -347,7 +347,7 @@ func mapAssistant(em *adapter.Emitter, st *State, env canonical.Event, fr frame)
 	code := errorCode(fr.Error)
 	st.T.Assistant(em, env, m, AssistantOptions{
 		Parent: fr.ParentToolUseID, Failed: code != "", ErrorCode: code, ReportUsage: true,
-		SubAgent: fr.ParentToolUseID != "" && st.T.Turn != "", Turn: st.T.RunTurn(fr.ParentToolUseID),
+		SubAgent: fr.ParentToolUseID != "" && st.T.Turn != "", Turn: st.T.runTurn(fr.ParentToolUseID),
 	})
 }
 
@@ -361,7 +361,7 @@ func mapUser(em *adapter.Emitter, st *State, env canonical.Event, fr frame, dir 
 	// does a top-level replayed prompt when no turn is open. A message sent
 	// while a turn runs joins it.
 	prompt := st.T.Turn == "" && fr.ParentToolUseID == "" && (dir == adapter.FromClient || fr.IsReplay)
-	st.T.User(em, env, m, UserOptions{UUID: fr.UUID, Parent: fr.ParentToolUseID, Prompt: prompt, ToolUseResult: fr.ToolUseResult, Turn: st.T.RunTurn(fr.ParentToolUseID)})
+	st.T.User(em, env, m, UserOptions{UUID: fr.UUID, Parent: fr.ParentToolUseID, Prompt: prompt, ToolUseResult: fr.ToolUseResult, Turn: st.T.runTurn(fr.ParentToolUseID)})
 }
 
 type result struct {
@@ -394,9 +394,8 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		deferred = &d
 	}
 	closeTurn := func(p *canonical.TurnCompleted) {
-		st.Notified = false
 		if deferred != nil {
-			st.T.CloseDeferred(em, env, *deferred, p)
+			st.T.closeDeferred(em, env, *deferred, p)
 			return
 		}
 		st.T.CloseTurn(em, env, p)
@@ -418,7 +417,7 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 	switch {
 	case p.Usage != nil:
 	case deferred != nil && len(deferred.Usage) > 0:
-		u, _ := deferred.DeferredUsage()
+		u, _ := turnUsage(deferred.Usage)
 		p.Usage = &u
 	case deferred == nil && len(st.T.Usage) > 0:
 		u, _ := st.T.TurnUsage()
@@ -430,7 +429,7 @@ func mapResult(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 	if models := FoldModelUsage(r.ModelUsage); models != nil {
 		main := ""
 		if deferred != nil && p.Usage != nil {
-			main = MainModel(deferred.Usage)
+			main = mainModel(deferred.Usage)
 		}
 		p.ModelUsage = map[string]canonical.ModelUsage{}
 		for _, name := range SortedKeys(models) {

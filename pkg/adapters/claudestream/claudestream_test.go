@@ -103,6 +103,17 @@ const (
 	resultLine = `{"type":"result","subtype":"success","is_error":false,"result":"ok","stop_reason":"end_turn","session_id":"s1","total_cost_usd":0.01,"usage":{"input_tokens":10,"cache_read_input_tokens":20,"cache_creation_input_tokens":30,"output_tokens":5},"modelUsage":{"m":{"inputTokens":10,"outputTokens":5,"cacheReadInputTokens":20,"cacheCreationInputTokens":30,"costUSD":0.01}},"uuid":"r"}`
 )
 
+// oneTurnWith checks that the events have one turn, with these texts:
+// nothing said the first query's turn ended.
+func oneTurnWith(texts ...string) func(t *testing.T, evs []canonical.Event) {
+	return func(t *testing.T, evs []canonical.Event) {
+		t.Helper()
+		turns := turnsOf(t, evs)
+		require.Len(t, turns, 1, "as before: nothing says the first query's turn ended")
+		require.Equal(t, texts, turns[0].Texts)
+	}
+}
+
 // taskStarted and taskNotified are a sub-agent run's start and end.
 const (
 	taskStarted  = `{"type":"system","subtype":"task_started","task_id":"t1","tool_use_id":"tu1","description":"d","session_id":"s1","uuid":"ts"}`
@@ -153,12 +164,7 @@ func TestMap(t *testing.T) {
 				initLine, assistant("m1", `{"type":"text","text":"A"}`), taskStarted, taskNotified,
 				strings.Replace(initLine, `"s1"`, `"s2"`, 1), assistant("m2", `{"type":"text","text":"B"}`),
 			},
-			check: func(t *testing.T, evs []canonical.Event) {
-				t.Helper()
-				turns := turnsOf(t, evs)
-				require.Len(t, turns, 1, "as before: nothing says the first run's turn ended")
-				require.Equal(t, []string{"A", "B"}, turns[0].Texts)
-			},
+			check: oneTurnWith("A", "B"),
 		},
 		{
 			name: "a result of another session does not end a turn set aside",
@@ -176,17 +182,26 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
+			name: "a sub-agent's end in a turn that ended sets no later turn aside",
+			given: []string{
+				initLine, assistant("m1", `{"type":"text","text":"A"}`), taskStarted, taskNotified,
+				`{"type":"conversation_reset","session_id":"s1","uuid":"cr"}`,
+				assistant("m2", `{"type":"text","text":"B"}`), initLine, assistant("m3", `{"type":"text","text":"C"}`),
+			},
+			check: func(t *testing.T, evs []canonical.Event) {
+				t.Helper()
+				turns := turnsOf(t, evs)
+				require.Len(t, turns, 2, "the reset's, then the one after it")
+				require.Equal(t, []string{"B", "C"}, turns[1].Texts)
+			},
+		},
+		{
 			name: "an init mid-turn with no sub-agent's end before it sets no turn aside",
 			given: []string{
 				initLine, assistant("m1", `{"type":"text","text":"A"}`), taskStarted,
 				initLine, assistant("m2", `{"type":"text","text":"B"}`),
 			},
-			check: func(t *testing.T, evs []canonical.Event) {
-				t.Helper()
-				turns := turnsOf(t, evs)
-				require.Len(t, turns, 1, "as before: nothing says the first run's turn ended")
-				require.Equal(t, []string{"A", "B"}, turns[0].Texts)
-			},
+			check: oneTurnWith("A", "B"),
 		},
 		{
 			name: "turns: a client prompt opens a turn, the result closes it; two turns get distinct derived ids",

@@ -115,7 +115,7 @@ func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 		em.Emit(env, &canonical.HookCompleted{HookID: hookID(em, s.HookID), Outcome: out, Output: s.Output, Stdout: s.Stdout, Stderr: s.Stderr, ExitCode: s.ExitCode})
 	case "task_started":
 		em.Emit(taskEnv(em, t, env, s), &canonical.TaskStarted{TaskID: taskID(em, s.TaskID), Description: s.Description, TaskType: firstNonEmpty(s.TaskType, s.SubagentType)})
-		t.StartRun(s.ToolUseID)
+		t.startRun(s.ToolUseID)
 	case "task_progress":
 		em.Emit(taskEnv(em, t, env, s), &canonical.TaskProgress{TaskID: taskID(em, s.TaskID), Description: firstNonEmpty(s.Description, s.Summary), Usage: nullable(s.Usage), LastToolName: s.LastToolName})
 	case "task_updated":
@@ -132,8 +132,10 @@ func mapSystem(em *adapter.Emitter, st *State, env canonical.Event, msg json.Raw
 			status = canonical.TaskStatusCompleted
 		}
 		em.Emit(taskEnv(em, t, env, s), &canonical.TaskCompleted{TaskID: taskID(em, s.TaskID), Status: status, Summary: s.Summary, Usage: nullable(s.Usage)})
-		t.EndRun(s.ToolUseID)
-		st.Notified = st.Notified || t.FirstMsg != ""
+		t.endRun(s.ToolUseID)
+		if t.FirstMsg != "" {
+			st.NotifiedIn = t.Turn
+		}
 	case "background_tasks_changed":
 		em.Emit(env, &canonical.TaskProgress{TaskID: "background", Description: "background tasks changed"})
 	case "files_persisted":
@@ -255,7 +257,7 @@ func taskID(em *adapter.Emitter, id string) string {
 
 // taskEnv ties task events to the tool call that launched them.
 func taskEnv(em *adapter.Emitter, t *Transcript, env canonical.Event, s system) canonical.Event {
-	if turn := t.RunTurn(s.ToolUseID); turn != "" {
+	if turn := t.runTurn(s.ToolUseID); turn != "" {
 		env.TurnID = turn // a background run's, after the turn that launched it
 	}
 	if s.ToolUseID != "" && t.openTool(s.ToolUseID) >= 0 {

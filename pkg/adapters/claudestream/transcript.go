@@ -261,29 +261,29 @@ func (t *Transcript) EnsureTurn(em *adapter.Emitter, env canonical.Event) canoni
 	return env
 }
 
-// StartRun records a sub-agent run (tool is its Task call's id) that the
+// startRun records a sub-agent run (tool is its Task call's id) that the
 // open turn launched.
-func (t *Transcript) StartRun(tool string) {
+func (t *Transcript) startRun(tool string) {
 	if tool == "" || t.Turn == "" {
 		return
 	}
-	t.EndRun(tool)
+	t.endRun(tool)
 	t.Runs = append(t.Runs, Run{Tool: tool, Turn: t.Turn})
 	if len(t.Runs) > runMemory {
 		t.Runs = slices.Delete(t.Runs, 0, len(t.Runs)-runMemory)
 	}
 }
 
-// EndRun forgets a sub-agent run that ended.
-func (t *Transcript) EndRun(tool string) {
+// endRun forgets a sub-agent run that ended.
+func (t *Transcript) endRun(tool string) {
 	t.Runs = slices.DeleteFunc(t.Runs, func(r Run) bool { return r.Tool == tool })
 }
 
-// RunTurn is the turn that launched the sub-agent run whose frames name
+// runTurn is the turn that launched the sub-agent run whose frames name
 // parent as their parent_tool_use_id, when that turn is not the open one
 // (a background run going on after it): "" when the frame belongs to the
 // open turn.
-func (t *Transcript) RunTurn(parent string) string {
+func (t *Transcript) runTurn(parent string) string {
 	if parent == "" {
 		return ""
 	}
@@ -314,9 +314,9 @@ func (t *Transcript) TurnUsage() (canonical.TokenUsage, map[string]canonical.Mod
 	return turnUsage(t.Usage)
 }
 
-// MainModel is the model of every message of usage that is not a
+// mainModel is the model of every message of usage that is not a
 // sub-agent's, or "" when there is none or more than one.
-func MainModel(usage map[string]MessageUsage) string {
+func mainModel(usage map[string]MessageUsage) string {
 	model := ""
 	for _, mu := range usage {
 		switch {
@@ -380,7 +380,7 @@ func (t *Transcript) CloseTurn(em *adapter.Emitter, env canonical.Event, p *cano
 }
 
 // DeferredTurn is a turn set aside for a result that comes after the next
-// turn started (Transcript.DeferTurn).
+// turn started (Transcript.deferTurn).
 type DeferredTurn struct {
 	// Session is the Claude session the turn is of.
 	Session  string                  `json:"session,omitempty"`
@@ -389,10 +389,10 @@ type DeferredTurn struct {
 	Usage    map[string]MessageUsage `json:"usage,omitempty"`
 }
 
-// DeferTurn sets the open turn aside, still open, until its result comes:
+// deferTurn sets the open turn aside, still open, until its result comes:
 // the frames that follow are the next turn's. Its items are complete (its
 // model has answered), but for the tool calls of its background runs.
-func (t *Transcript) DeferTurn(em *adapter.Emitter, env canonical.Event) DeferredTurn {
+func (t *Transcript) deferTurn(em *adapter.Emitter, env canonical.Event) DeferredTurn {
 	env.TurnID = t.Turn
 	t.closeOpenItems(em, env, canonical.TurnStateCompleted)
 	d := DeferredTurn{Session: t.Session, Turn: t.Turn, FirstMsg: t.FirstMsg, Usage: t.Usage}
@@ -400,15 +400,10 @@ func (t *Transcript) DeferTurn(em *adapter.Emitter, env canonical.Event) Deferre
 	return d
 }
 
-// CloseDeferred ends a turn DeferTurn set aside, leaving the open one open.
-func (t *Transcript) CloseDeferred(em *adapter.Emitter, env canonical.Event, d DeferredTurn, p *canonical.TurnCompleted) {
+// closeDeferred ends a turn deferTurn set aside, leaving the open one open.
+func (t *Transcript) closeDeferred(em *adapter.Emitter, env canonical.Event, d DeferredTurn, p *canonical.TurnCompleted) {
 	env.TurnID = d.Turn
 	t.endTurn(em, env, d.FirstMsg, p)
-}
-
-// DeferredUsage is a deferred turn's usage, as TurnUsage is the open one's.
-func (d DeferredTurn) DeferredUsage() (canonical.TokenUsage, map[string]canonical.ModelUsage) {
-	return turnUsage(d.Usage)
 }
 
 // endTurn says that env's turn ended, and grows the session total by its
@@ -518,7 +513,7 @@ type AssistantOptions struct {
 	// (MessageUsage.SubAgent).
 	SubAgent bool
 	// Turn is the turn a background sub-agent's message belongs to when
-	// it is not the open one (Transcript.RunTurn): the message opens no
+	// it is not the open one (Transcript.runTurn): the message opens no
 	// turn and adds nothing to the open turn's usage.
 	Turn string
 }
