@@ -299,16 +299,22 @@ func checkRules(t *testing.T, a adapter.Adapter, f adapter.Frame, kinds []string
 // validates and round-trips through its JSON document. A frame must map
 // to at least one event unless silent says it may map to none; nil means
 // every frame must yield one. The caller adds its seeds, pairs of frames.
+// The agent's process then exits (the frame ingest adds), which ends
+// whatever the two frames left running: those events must validate too.
 func Fuzz(f *testing.F, a adapter.Adapter, silent func(frame []byte) bool) {
+	exit := []byte(`{"agentwire":"exit","code":137,"signal":"SIGKILL"}`)
 	f.Fuzz(func(t *testing.T, first, second []byte) {
 		s := a.NewSession("")
-		for i, frame := range [][]byte{first, second} {
+		for i, frame := range [][]byte{first, second, exit} {
 			evs, err := s.Map(Frames(a.Dialect(), "fuzz", [][]byte{frame})[0].WithOrdinal(uint64(i + 1)))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(evs) == 0 && (silent == nil || !silent(frame)) {
 				t.Fatalf("frame %q mapped to nothing", frame)
+			}
+			if i == 2 && (len(evs) == 0 || evs[len(evs)-1].Type() != canonical.KindSessionExited) {
+				t.Fatalf("the exit after %q and %q does not end with session.exited", first, second)
 			}
 			for _, e := range evs {
 				if err := canonical.Validate(e); err != nil {

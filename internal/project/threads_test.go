@@ -212,6 +212,17 @@ func TestThreadActivity(t *testing.T) {
 			var inProgress int
 			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FROM threads_in_progress`).Scan(&inProgress))
 			require.Equal(t, tt.want.Status == "active" || tt.want.Status == "stalled", inProgress == 1, "threads_in_progress holds the active and stalled threads")
+			// The tables themselves, not only the views, say that nothing
+			// runs in a session whose agent exited: the exit ended its
+			// turns and items.
+			var running string
+			require.NoError(t, tx.QueryRow(ctx, `SELECT coalesce(string_agg(what, ','), '') FROM (
+				SELECT 'turn ' || t.state AS what FROM turns t JOIN sessions s USING (tenant_id, session_id)
+				WHERE s.ended_at IS NOT NULL AND t.state = 'in_progress'
+				UNION ALL
+				SELECT 'item ' || i.item_type FROM items i JOIN sessions s USING (tenant_id, session_id)
+				WHERE s.ended_at IS NOT NULL AND i.status = 'inProgress') r`).Scan(&running))
+			require.Empty(t, running, "nothing runs in an exited session")
 		})
 	}
 }

@@ -3,6 +3,7 @@ package adapters_test
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -101,6 +102,11 @@ func TestDiagnosticFrames(t *testing.T) {
 			for i, f := range frames {
 				evs, err := s.Map(all[3+i])
 				require.NoError(t, err)
+				// The first exit also ends the work the recording's first
+				// lines left running: TestExitEndsRunningWork.
+				evs = slices.DeleteFunc(evs, func(e canonical.Event) bool {
+					return e.Type() == canonical.KindItemCompleted || e.Type() == canonical.KindTurnCompleted
+				})
 				kinds := make([]canonical.Kind, len(evs))
 				for j, e := range evs {
 					kinds[j] = e.Type()
@@ -175,13 +181,119 @@ func TestDiagnosticLongLine(t *testing.T) {
 	}
 	frame, err := json.Marshal(map[string]string{"agentwire": "stderr", "line": line})
 	require.NoError(t, err)
-	evs, ok := adapter.Diagnostic(frameOf("codex-exec", 1, frame), canonical.ProviderCodex)
+	evs, ok := adapter.Diagnostic(frameOf("codex-exec", 1, frame), canonical.ProviderCodex, nil)
 	require.True(t, ok)
 	require.Len(t, evs, 1)
 	msg := evs[0].Payload.(*canonical.RuntimeWarning).Message
 	require.LessOrEqual(t, len(msg), 1000+len("…"))
 	require.Equal(t, line[:1000]+"…", msg)
 	require.JSONEq(t, string(frame), string(evs[0].Raw.Payload))
-	_, ok = adapter.Diagnostic(frameOf("codex-exec", 2, []byte(`{"type":"turn.started"}`)), canonical.ProviderCodex)
+	_, ok = adapter.Diagnostic(frameOf("codex-exec", 2, []byte(`{"type":"turn.started"}`)), canonical.ProviderCodex, nil)
 	require.False(t, ok, "an agent's frame is not a diagnostic")
+}
+
+// TestExitEndsRunningWork: when ingest sees the agent's process end, the
+// turns and items the session started and never ended end with it, in
+// every dialect and across a snapshot: a subscriber, like the turns and
+// items tables, saw them running for ever before. What had ended is left
+// alone, and a second exit ends nothing.
+func TestExitEndsRunningWork(t *testing.T) {
+	t.Parallel()
+	kill := []byte(`{"agentwire":"exit","code":137,"signal":"SIGKILL"}`)
+	for _, d := range adapters.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			a, err := adapters.Lookup(d)
+			require.NoError(t, err)
+			lines := readLines(t, filepath.Join("..", "..", "testdata", "recordings", recordingOf[d]))
+			// Map the recording until a turn and an item run, reading
+			// what runs from the events themselves.
+			s := a.NewSession("")
+			turns, items := map[string]canonical.Event{}, map[string]canonical.Event{}
+			n := 0
+			for n < len(lines) && (len(turns) == 0 || len(items) == 0) {
+				evs, err := s.Map(frameOf(d, n+1, lines[n]))
+				require.NoError(t, err)
+				running(turns, items, evs)
+				n++
+			}
+			require.NotEmpty(t, turns, "%s runs a turn", recordingOf[d])
+			require.NotEmpty(t, items, "%s runs an item", recordingOf[d])
+
+			snap, err := s.Snapshot()
+			require.NoError(t, err)
+			restored := a.NewSession("")
+			require.NoError(t, restored.Restore(snap))
+			evs, err := restored.Map(frameOf(d, n+1, kill))
+			require.NoError(t, err)
+			require.Equal(t, canonical.KindRuntimeError, evs[0].Type())
+			require.Equal(t, canonical.KindSessionExited, evs[len(evs)-1].Type())
+			ended := evs[1 : len(evs)-1]
+			require.Len(t, ended, len(items)+len(turns), "every running item and turn ends, nothing else")
+			for i, e := range ended {
+				require.NoError(t, canonical.Validate(e))
+				require.Equal(t, adapter.DiagnosticVersion, e.MappingVersion)
+				if i < len(items) {
+					c, ok := e.Payload.(*canonical.ItemCompleted)
+					require.True(t, ok, "items end first: %s", e.Type())
+					start, ok := items[e.ItemID]
+					require.True(t, ok, "item %s was running", e.ItemID)
+					require.Equal(t, canonical.ItemStatusFailed, c.Status)
+					require.Equal(t, start.Payload.(*canonical.ItemStarted).ItemType, c.ItemType)
+					require.Equal(t, "the agent exited before the item ended: the agent was killed by SIGKILL", c.Detail)
+					require.Equal(t, [3]string{start.SessionID, start.ThreadID, start.TurnID}, [3]string{e.SessionID, e.ThreadID, e.TurnID})
+					continue
+				}
+				c, ok := e.Payload.(*canonical.TurnCompleted)
+				require.True(t, ok, "then turns: %s", e.Type())
+				start, ok := turns[e.TurnID]
+				require.True(t, ok, "turn %s was running", e.TurnID)
+				require.Equal(t, canonical.TurnStateInterrupted, c.State)
+				require.Equal(t, "the agent was killed by SIGKILL", c.ErrorMessage)
+				require.Nil(t, c.Usage, "a count is the provider's to state")
+				require.Equal(t, [2]string{start.SessionID, start.ThreadID}, [2]string{e.SessionID, e.ThreadID})
+			}
+			again, err := restored.Map(frameOf(d, n+2, kill))
+			require.NoError(t, err)
+			require.Equal(t, []canonical.Kind{canonical.KindRuntimeError, canonical.KindSessionExited}, kinds(again), "nothing runs after the exit")
+
+			// The whole recording, then the exit: only what the
+			// recording left running ends.
+			s = a.NewSession("")
+			clear(turns)
+			clear(items)
+			for i, l := range lines {
+				evs, err := s.Map(frameOf(d, i+1, l))
+				require.NoError(t, err)
+				running(turns, items, evs)
+			}
+			evs, err = s.Map(frameOf(d, len(lines)+1, []byte(`{"agentwire":"exit","code":0}`)))
+			require.NoError(t, err)
+			require.Len(t, evs, 1+len(items)+len(turns), "%v", kinds(evs))
+		})
+	}
+}
+
+// running follows the turns and items events start and end, by id.
+func running(turns, items map[string]canonical.Event, evs []canonical.Event) {
+	for _, e := range evs {
+		switch e.Payload.(type) { //nolint:gochecksumtype // only what starts or ends a turn or an item
+		case *canonical.TurnStarted:
+			turns[e.TurnID] = e
+		case *canonical.TurnCompleted, *canonical.TurnAborted:
+			delete(turns, e.TurnID)
+		case *canonical.ItemStarted:
+			items[e.ItemID] = e
+		case *canonical.ItemCompleted:
+			delete(items, e.ItemID)
+		}
+	}
+}
+
+func kinds(evs []canonical.Event) []canonical.Kind {
+	out := make([]canonical.Kind, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type()
+	}
+	return out
 }

@@ -91,30 +91,36 @@ type ProviderState interface {
 }
 
 // MapDiagnostic maps f when it is a diagnostic frame (Diagnostic), with
-// the provider of state, which it asks for only then.
-func MapDiagnostic[S ProviderState](state *S, f Frame) ([]canonical.Event, bool) {
+// the provider of state, which it asks for only then, and the session's
+// running work, which an exit ends.
+func MapDiagnostic[S ProviderState](state *S, open *Open, f Frame) ([]canonical.Event, bool) {
 	if !IsDiagnostic(f) {
 		return nil, false
 	}
-	return Diagnostic(f, (*state).SessionProvider())
+	return Diagnostic(f, (*state).SessionProvider(), open)
 }
 
 type session[S ProviderState] struct {
 	state S
+	open  Open
 	last  uint64
 	fn    MapFunc[S]
 }
 
-type snapshot[S any] struct {
+// Snapshot is the document a session's Snapshot writes: the last ordinal
+// mapped, the adapter's state and the running work (Open). Every session
+// implementation writes it, so that a snapshot restores into any of them.
+type Snapshot[S any] struct {
 	LastOrdinal uint64 `json:"lastOrdinal"`
 	State       S      `json:"state"`
+	Open        Open   `json:"open,omitzero"`
 }
 
 func (s *session[S]) Map(f Frame) ([]canonical.Event, error) {
 	if f.Ordinal <= s.last {
 		return nil, fmt.Errorf("map frame %d of session %q: already mapped up to %d", f.Ordinal, f.SessionKey, s.last)
 	}
-	if events, ok := MapDiagnostic(&s.state, f); ok {
+	if events, ok := MapDiagnostic(&s.state, &s.open, f); ok {
 		s.last = f.Ordinal
 		return events, nil
 	}
@@ -123,11 +129,12 @@ func (s *session[S]) Map(f Frame) ([]canonical.Event, error) {
 		return nil, err
 	}
 	s.state, s.last = next, f.Ordinal
+	s.open.Observe(events)
 	return events, nil
 }
 
 func (s *session[S]) Snapshot() ([]byte, error) {
-	b, err := json.Marshal(snapshot[S]{LastOrdinal: s.last, State: s.state})
+	b, err := json.Marshal(Snapshot[S]{LastOrdinal: s.last, State: s.state, Open: s.open})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot adapter state: %w", err)
 	}
@@ -135,10 +142,10 @@ func (s *session[S]) Snapshot() ([]byte, error) {
 }
 
 func (s *session[S]) Restore(b []byte) error {
-	var snap snapshot[S]
+	var snap Snapshot[S]
 	if err := jsonscan.Unmarshal(b, &snap); err != nil {
 		return fmt.Errorf("restore adapter state: %w", err)
 	}
-	s.state, s.last = snap.State, snap.LastOrdinal
+	s.state, s.open, s.last = snap.State, snap.Open, snap.LastOrdinal
 	return nil
 }

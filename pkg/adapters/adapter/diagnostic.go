@@ -14,7 +14,7 @@ import (
 // DiagnosticVersion is the mapping version of the events Diagnostic maps,
 // whatever the dialect: ingest writes these frames, not the agent, so
 // their mapping is one for every dialect, versioned on its own.
-const DiagnosticVersion = "agentwire-diagnostic/2"
+const DiagnosticVersion = "agentwire-diagnostic/3"
 
 const diagnosticSource = "agentwire.diagnostic"
 
@@ -32,8 +32,8 @@ var DiagnosticRules = Rules{
 		Note: "written by `ingest exec` and `ingest proxy` for each line the agent wrote on standard error: runtime.warning with the line as its message (its first 1000 bytes; all of it in raw, base64 when it is not UTF-8), detail.stream = stderr. Mapping version " + DiagnosticVersion + ", the same for every dialect"},
 	{Kind: "agentwire:model", Emits: []canonical.Kind{canonical.KindSessionConfigured},
 		Note: "written by `ingest exec` and `ingest proxy` first, when the command is codex, claude, gemini or cursor-agent and its arguments name a model (`-m`, `--model`, `-c model=`): session.configured with config.model, so the turns of an agent that never names its model (codex exec) are priced. A later model the agent names itself replaces it. Mapping version " + DiagnosticVersion},
-	{Kind: "agentwire:exit", Emits: []canonical.Kind{canonical.KindRuntimeError, canonical.KindSessionExited},
-		Note: "written by `ingest exec` and `ingest proxy` when the agent's process ended: session.exited with exitCode. Status 0, or killed by SIGINT or SIGTERM (a stop asked for): exitKind graceful. Any other status, another signal, or a status that could not be read: a runtime.error (class unknown) first, exitKind error. Mapping version " + DiagnosticVersion},
+	{Kind: "agentwire:exit", Emits: []canonical.Kind{canonical.KindRuntimeError, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindSessionExited},
+		Note: "written by `ingest exec` and `ingest proxy` when the agent's process ended: session.exited with exitCode. Status 0, or killed by SIGINT or SIGTERM (a stop asked for): exitKind graceful. Any other status, another signal, or a status that could not be read: a runtime.error (class unknown) first, exitKind error. Before session.exited, every item the session's events started and did not complete is completed as failed (detail: the agent exited before the item ended, and why), and every turn they started and did not end (turn.completed or turn.aborted) is completed as interrupted, the exit's reason as its errorMessage; neither states a text or a count. Mapping version " + DiagnosticVersion},
 }
 
 // maxDiagnosticMessage bounds the part of a standard error line a
@@ -46,8 +46,9 @@ const maxDiagnosticMessage = 1000
 // exit status. ok is false for any other frame,
 // which the adapter maps. The sessions call it before the adapter
 // (MapDiagnostic), so that these frames read the same in every dialect and
-// leave the adapter's state alone.
-func Diagnostic(f Frame, p canonical.Provider) (evs []canonical.Event, ok bool) {
+// leave the adapter's state alone. open is the session's running work,
+// which an exit ends (nil: none).
+func Diagnostic(f Frame, p canonical.Provider, open *Open) (evs []canonical.Event, ok bool) {
 	if !IsDiagnostic(f) {
 		return nil, false
 	}
@@ -86,6 +87,9 @@ func Diagnostic(f Frame, p canonical.Provider) (evs []canonical.Event, ok bool) 
 		exited := exitOf(d.Code, d.Signal, d.Error)
 		if exited.ExitKind == canonical.ExitError {
 			em.Fail(env, canonical.ErrorClassUnknown, exited.Reason, nil)
+		}
+		if open != nil {
+			open.end(em, exited)
 		}
 		em.Emit(env, exited)
 	default:
