@@ -59,7 +59,7 @@ type KindsFunc[S any] func(state S, f Frame) []string
 // NewSessionKinds is NewSession for dialects whose frame kinds depend on
 // context: the session also implements ContextKinds with kinds.
 func NewSessionKinds[S ProviderState](initial S, f MapFunc[S], kinds KindsFunc[S]) Session {
-	return &kindsSession[S]{session: session[S]{state: initial, fn: f}, kinds: kinds}
+	return &kindsSession[S]{session: session[S]{state: initial, step: stepOf(f)}, kinds: kinds}
 }
 
 type kindsSession[S ProviderState] struct {
@@ -78,7 +78,31 @@ type MapFunc[S any] func(state S, f Frame) (S, []canonical.Event, error)
 // records the last ordinal so frames cannot be replayed into the wrong
 // state.
 func NewSession[S ProviderState](initial S, f MapFunc[S]) Session {
-	return &session[S]{state: initial, fn: f}
+	return &session[S]{state: initial, step: stepOf(f)}
+}
+
+// StepFunc is a core that maps one frame by updating the state in place:
+// a frame then costs no copy of the state's slices and maps, however long
+// the session has run. On an error the state must be as it was.
+type StepFunc[S any] func(state *S, f Frame) ([]canonical.Event, error)
+
+// NewStepSession is NewSession for a core that updates its state in
+// place: the same ordinal check, running work and snapshot document.
+func NewStepSession[S ProviderState](initial S, step StepFunc[S]) Session {
+	return &session[S]{state: initial, step: step}
+}
+
+// stepOf is a pure mapping function as a step: the state is replaced only
+// when the frame mapped.
+func stepOf[S any](f MapFunc[S]) StepFunc[S] {
+	return func(state *S, fr Frame) ([]canonical.Event, error) {
+		next, events, err := f(*state, fr)
+		if err != nil {
+			return nil, err
+		}
+		*state = next
+		return events, nil
+	}
 }
 
 // ProviderState is what every adapter's state says: the provider its
@@ -104,13 +128,12 @@ type session[S ProviderState] struct {
 	state S
 	open  Open
 	last  uint64
-	fn    MapFunc[S]
+	step  StepFunc[S]
 }
 
-// Snapshot is the document a session's Snapshot writes: the last ordinal
-// mapped, the adapter's state and the running work (Open). Every session
-// implementation writes it, so that a snapshot restores into any of them.
-type Snapshot[S any] struct {
+// snapshot is the document a session's Snapshot writes: the last ordinal
+// mapped, the adapter's state and the running work (Open).
+type snapshot[S any] struct {
 	LastOrdinal uint64 `json:"lastOrdinal"`
 	State       S      `json:"state"`
 	Open        Open   `json:"open,omitzero"`
@@ -124,17 +147,17 @@ func (s *session[S]) Map(f Frame) ([]canonical.Event, error) {
 		s.last = f.Ordinal
 		return events, nil
 	}
-	next, events, err := s.fn(s.state, f)
+	events, err := s.step(&s.state, f)
 	if err != nil {
 		return nil, err
 	}
-	s.state, s.last = next, f.Ordinal
+	s.last = f.Ordinal
 	s.open.Observe(events)
 	return events, nil
 }
 
 func (s *session[S]) Snapshot() ([]byte, error) {
-	b, err := json.Marshal(Snapshot[S]{LastOrdinal: s.last, State: s.state, Open: s.open})
+	b, err := json.Marshal(snapshot[S]{LastOrdinal: s.last, State: s.state, Open: s.open})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot adapter state: %w", err)
 	}
@@ -142,7 +165,7 @@ func (s *session[S]) Snapshot() ([]byte, error) {
 }
 
 func (s *session[S]) Restore(b []byte) error {
-	var snap Snapshot[S]
+	var snap snapshot[S]
 	if err := jsonscan.Unmarshal(b, &snap); err != nil {
 		return fmt.Errorf("restore adapter state: %w", err)
 	}
