@@ -353,7 +353,8 @@ func newIngestExecCommand(f *ingestFlags) *cobra.Command {
 "exec:<command>:<start time>" unless --session names it. Each line of its standard error
 becomes a frame {"agentwire":"stderr","line":"..."} of the same session, and its exit status
 the last frame {"agentwire":"exit","code":N} (with "signal" when it was killed by one):
-runtime.warning and session.exited events in every dialect. When CMD is codex, claude,
+runtime.warning and session.exited events in every dialect (the exit also ends the turns and
+items the agent left running: interrupted and failed). When CMD is codex, claude,
 gemini or cursor-agent (or npx of one) and its arguments name a model (-m, --model, -c model=...), the first
 frame is {"agentwire":"model","model":"..."}: session.configured, which prices the turns of
 an agent that never names its model (codex exec).
