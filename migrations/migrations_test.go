@@ -111,8 +111,9 @@ func TestTenantScoped(t *testing.T) {
 }
 
 // TestLogIndexes: the two ways the event log is read without knowing
-// event ids, a session's events in order and a time window, each find
-// their index (the planner told to avoid reading the whole table).
+// event ids, a session's events in order and a time window, and a
+// tenant's requests that wait, each find their index (the planner told to
+// avoid reading the whole table).
 func TestLogIndexes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -120,6 +121,8 @@ func TestLogIndexes(t *testing.T) {
 	for _, q := range []struct{ query, index string }{
 		{`SELECT * FROM events WHERE tenant_id = 'acme' AND session_id = '00000000-0000-0000-0000-000000000001' ORDER BY runtime_seq`, "events_session_idx"},
 		{`SELECT * FROM events WHERE created_at >= '2026-01-01' AND created_at < '2026-01-02'`, "events_created_brin"},
+		// The inbox of a tenant reads the requests that wait, not all.
+		{`SELECT * FROM requests_waiting WHERE tenant_id = 'acme' ORDER BY opened_at`, "requests_waiting_idx"},
 	} {
 		tx, err := pool.Begin(ctx)
 		if err != nil {

@@ -223,6 +223,14 @@ func TestThreadActivity(t *testing.T) {
 				SELECT 'item ' || i.item_type FROM items i JOIN sessions s USING (tenant_id, session_id)
 				WHERE s.ended_at IS NOT NULL AND i.status = 'inProgress') r`).Scan(&running))
 			require.Empty(t, running, "nothing runs in an exited session")
+			// The inbox lists the requests thread_activity counts, each
+			// with what it asks about.
+			var waiting, described int64
+			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*),
+				count(*) FILTER (WHERE item_type IS NOT NULL AND coalesce(tool_name, command) IS NOT NULL AND thread_title IS NOT NULL)
+				FROM requests_waiting`).Scan(&waiting, &described))
+			require.Equal(t, tt.want.Pending, waiting, "requests_waiting holds the requests that wait")
+			require.Equal(t, waiting, described, "each names its item's tool or command and its thread")
 		})
 	}
 }

@@ -305,7 +305,23 @@ func TestRLS(t *testing.T) {
 	relations := append([]string{"events"}, projectionTables...)
 	relations = append(relations, "item_texts", "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
 		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version", "usage_priced", "unpriced_models", "hook_runs", "thread_activity", "turns_read", "exec_runs",
-		"threads_in_progress", "codex_recorded_turns", "usage_counted")
+		"threads_in_progress", "codex_recorded_turns", "usage_counted", "requests_waiting")
+	// Every table and view analysts can read is in the list: a new one
+	// is checked here or fails. Two are checked elsewhere: model_prices
+	// holds the list prices every tenant reads (tenant ''), and
+	// TestModelPrices checks a tenant's own; tenant_members shows a role
+	// its own bindings (TestRLSBoundRole).
+	rows, err := e.pool.Query(ctx, `SELECT c.relname::text FROM pg_class c
+		WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'v')
+		  AND has_table_privilege('agentwire_analyst', c.oid, 'SELECT') ORDER BY 1`)
+	require.NoError(t, err)
+	readable, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	for _, r := range readable {
+		if r != "model_prices" && r != "tenant_members" {
+			require.Contains(t, relations, r, "analysts read %s: add it to this test", r)
+		}
+	}
 	asAnalyst := func(tenant string, f func(tx pgx.Tx)) {
 		tx, err := e.pool.Begin(ctx)
 		require.NoError(t, err)
@@ -323,7 +339,7 @@ func TestRLS(t *testing.T) {
 			var mine, others int
 			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE tenant_id = 'acme'), count(*) FILTER (WHERE tenant_id <> 'acme') FROM `+r).Scan(&mine, &others), r)
 			require.Zero(t, others, r)
-			if r != "tasks" && r != "rate_limit_observations" && r != "threads" && r != "thread_activity" && r != "turn_failures" && r != "unpriced_models" && r != "exec_runs" && r != "threads_in_progress" && r != "codex_recorded_turns" {
+			if r != "tasks" && r != "rate_limit_observations" && r != "threads" && r != "thread_activity" && r != "turn_failures" && r != "unpriced_models" && r != "exec_runs" && r != "threads_in_progress" && r != "codex_recorded_turns" && r != "requests_waiting" {
 				require.Positive(t, mine, r)
 			}
 		}
