@@ -114,10 +114,10 @@ type ProviderState interface {
 	SessionProvider() canonical.Provider
 }
 
-// MapDiagnostic maps f when it is a diagnostic frame (Diagnostic), with
+// mapDiagnostic maps f when it is a diagnostic frame (Diagnostic), with
 // the provider of state, which it asks for only then, and the session's
 // running work, which an exit ends.
-func MapDiagnostic[S ProviderState](state *S, open *Open, f Frame) ([]canonical.Event, bool) {
+func mapDiagnostic[S ProviderState](state *S, open *running, f Frame) ([]canonical.Event, bool) {
 	if !IsDiagnostic(f) {
 		return nil, false
 	}
@@ -126,24 +126,24 @@ func MapDiagnostic[S ProviderState](state *S, open *Open, f Frame) ([]canonical.
 
 type session[S ProviderState] struct {
 	state S
-	open  Open
+	open  running
 	last  uint64
 	step  StepFunc[S]
 }
 
 // snapshot is the document a session's Snapshot writes: the last ordinal
-// mapped, the adapter's state and the running work (Open).
+// mapped, the adapter's state and the running work.
 type snapshot[S any] struct {
-	LastOrdinal uint64 `json:"lastOrdinal"`
-	State       S      `json:"state"`
-	Open        Open   `json:"open,omitzero"`
+	LastOrdinal uint64  `json:"lastOrdinal"`
+	State       S       `json:"state"`
+	Open        running `json:"open,omitzero"`
 }
 
 func (s *session[S]) Map(f Frame) ([]canonical.Event, error) {
 	if f.Ordinal <= s.last {
 		return nil, fmt.Errorf("map frame %d of session %q: already mapped up to %d", f.Ordinal, f.SessionKey, s.last)
 	}
-	if events, ok := MapDiagnostic(&s.state, &s.open, f); ok {
+	if events, ok := mapDiagnostic(&s.state, &s.open, f); ok {
 		s.last = f.Ordinal
 		return events, nil
 	}
@@ -152,7 +152,7 @@ func (s *session[S]) Map(f Frame) ([]canonical.Event, error) {
 		return nil, err
 	}
 	s.last = f.Ordinal
-	s.open.Observe(events)
+	s.open.observe(events)
 	return events, nil
 }
 

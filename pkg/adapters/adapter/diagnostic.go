@@ -45,10 +45,10 @@ const maxDiagnosticMessage = 1000
 // command line names, a line the agent wrote on standard error, or its
 // exit status. ok is false for any other frame,
 // which the adapter maps. The sessions call it before the adapter
-// (MapDiagnostic), so that these frames read the same in every dialect and
+// (mapDiagnostic), so that these frames read the same in every dialect and
 // leave the adapter's state alone. open is the session's running work,
 // which an exit ends (nil: none).
-func Diagnostic(f Frame, p canonical.Provider, open *Open) (evs []canonical.Event, ok bool) {
+func Diagnostic(f Frame, p canonical.Provider, open *running) (evs []canonical.Event, ok bool) {
 	if !IsDiagnostic(f) {
 		return nil, false
 	}
