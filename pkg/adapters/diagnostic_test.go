@@ -181,14 +181,14 @@ func TestDiagnosticLongLine(t *testing.T) {
 	}
 	frame, err := json.Marshal(map[string]string{"agentwire": "stderr", "line": line})
 	require.NoError(t, err)
-	evs, ok := adapter.Diagnostic(frameOf("codex-exec", 1, frame), canonical.ProviderCodex, nil)
+	evs, ok := adapter.Diagnostic(frameOf("codex-exec", 1, frame), canonical.ProviderCodex)
 	require.True(t, ok)
 	require.Len(t, evs, 1)
 	msg := evs[0].Payload.(*canonical.RuntimeWarning).Message
 	require.LessOrEqual(t, len(msg), 1000+len("…"))
 	require.Equal(t, line[:1000]+"…", msg)
 	require.JSONEq(t, string(frame), string(evs[0].Raw.Payload))
-	_, ok = adapter.Diagnostic(frameOf("codex-exec", 2, []byte(`{"type":"turn.started"}`)), canonical.ProviderCodex, nil)
+	_, ok = adapter.Diagnostic(frameOf("codex-exec", 2, []byte(`{"type":"turn.started"}`)), canonical.ProviderCodex)
 	require.False(t, ok, "an agent's frame is not a diagnostic")
 }
 

@@ -121,6 +121,20 @@ const (
 	permissionE0 = `{"dir":"agent","msg":{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"e1","title":"main.go","kind":"edit"},"options":[{"optionId":"no","kind":"reject_once"}]}}}`
 )
 
+// usageTurns is two prompts of one ACP session: the first reports a
+// cumulative usage of 100 input (50 cached) and 30 output tokens, the
+// second the cumulative usage second (a JSON object).
+func usageTurns(second string) []string {
+	return []string{prompt2, agent(`{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn","usage":{"totalTokens":130,"inputTokens":100,"outputTokens":30,"cachedReadTokens":50}}}`),
+		prompt3, agent(`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":` + second + `}}`)}
+}
+
+// usageTurnKinds are the events of usageTurns.
+var usageTurnKinds = []canonical.Kind{
+	canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated,
+	canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated,
+}
+
 func TestMap(t *testing.T) {
 	t.Parallel()
 
@@ -326,10 +340,9 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
-			name: "usage: ACP's cumulative usage becomes per-turn deltas and the thread total",
-			given: []string{prompt2, agent(`{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn","usage":{"totalTokens":130,"inputTokens":100,"outputTokens":30,"cachedReadTokens":50}}}`),
-				prompt3, agent(`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"totalTokens":200,"inputTokens":150,"outputTokens":50,"cachedReadTokens":60}}}`)},
-			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated, canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
+			name:     "usage: ACP's cumulative usage becomes per-turn deltas and the thread total",
+			given:    usageTurns(`{"totalTokens":200,"inputTokens":150,"outputTokens":50,"cachedReadTokens":60}`),
+			expected: usageTurnKinds,
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
 				require.Equal(t, canonical.TokenUsage{InputTokens: 50, CachedInputTokens: 10, OutputTokens: 20}, *evs[8].Payload.(*canonical.TurnCompleted).Usage)
@@ -337,10 +350,9 @@ func TestMap(t *testing.T) {
 			},
 		},
 		{
-			name: "usage: a cumulative count that falls is a new agent process's, counted whole and added to the thread's",
-			given: []string{prompt2, agent(`{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn","usage":{"totalTokens":130,"inputTokens":100,"outputTokens":30,"cachedReadTokens":50}}}`),
-				prompt3, agent(`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"totalTokens":45,"inputTokens":40,"outputTokens":5,"cachedReadTokens":0}}}`)},
-			expected: []canonical.Kind{canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated, canonical.KindTurnStarted, canonical.KindItemStarted, canonical.KindItemCompleted, canonical.KindTurnCompleted, canonical.KindThreadTokenUsageUpdated},
+			name:     "usage: a cumulative count that falls is a new agent process's, counted whole and added to the thread's",
+			given:    usageTurns(`{"totalTokens":45,"inputTokens":40,"outputTokens":5,"cachedReadTokens":0}`),
+			expected: usageTurnKinds,
 			check: func(t *testing.T, evs []canonical.Event) {
 				t.Helper()
 				require.Equal(t, canonical.TokenUsage{InputTokens: 40, OutputTokens: 5}, *evs[8].Payload.(*canonical.TurnCompleted).Usage)

@@ -121,7 +121,7 @@ func mapDiagnostic[S ProviderState](state *S, open *running, f Frame) ([]canonic
 	if !IsDiagnostic(f) {
 		return nil, false
 	}
-	return Diagnostic(f, (*state).SessionProvider(), open)
+	return diagnostic(f, (*state).SessionProvider(), open)
 }
 
 type session[S ProviderState] struct {

@@ -46,9 +46,15 @@ const maxDiagnosticMessage = 1000
 // exit status. ok is false for any other frame,
 // which the adapter maps. The sessions call it before the adapter
 // (mapDiagnostic), so that these frames read the same in every dialect and
-// leave the adapter's state alone. open is the session's running work,
-// which an exit ends (nil: none).
-func Diagnostic(f Frame, p canonical.Provider, open *running) (evs []canonical.Event, ok bool) {
+// leave the adapter's state alone. An exit ends nothing here: the
+// sessions pass their running work to diagnostic, which an exit ends.
+func Diagnostic(f Frame, p canonical.Provider) (evs []canonical.Event, ok bool) {
+	return diagnostic(f, p, nil)
+}
+
+// diagnostic is Diagnostic ending open, the session's running work (nil:
+// none), at an exit.
+func diagnostic(f Frame, p canonical.Provider, open *running) (evs []canonical.Event, ok bool) {
 	if !IsDiagnostic(f) {
 		return nil, false
 	}

@@ -23,7 +23,7 @@ func FuzzDiagnostic(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fr := adapter.Frame{Bytes: b, Dialect: "codex-exec", Tenant: "acme", SessionKey: "fuzz", Ordinal: 1,
 			ReceivedAt: time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)}
-		evs, ok := adapter.Diagnostic(fr, canonical.ProviderCodex, nil)
+		evs, ok := adapter.Diagnostic(fr, canonical.ProviderCodex)
 		if !ok {
 			if len(evs) > 0 {
 				t.Fatal("events for a frame that is no diagnostic")

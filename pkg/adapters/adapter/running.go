@@ -8,8 +8,8 @@ import (
 
 // running is the work a session's events started and did not end: the
 // turns and items still running. The session keeps it from every
-// adapter's events, so that when ingest sees the agent's process end (Diagnostic)
-// it can end them, whatever the dialect: nothing of them can come any
+// adapter's events, so that when ingest sees the agent's process end
+// it can end them (diagnostic), whatever the dialect: nothing of them can come any
 // more, and a subscriber, like the turns and items tables, would
 // otherwise see them run for ever.
 type running struct {
