@@ -23,12 +23,7 @@ func TestOrderAcrossOutage(t *testing.T) {
 	srv := natstest.Server(t)
 	r := natstest.NewRelay(t, srv.Addr().String())
 	f := connectFixtureAt(t, srv, r.URL())
-	publish := func(from, to uint64) {
-		for o := from; o <= to; o++ {
-			require.NoError(t, f.in.Pub.PublishAt(t.Context(), ingest.Frame{SessionKey: "outage", Dialect: "acp",
-				Bytes: []byte(`{"n":` + strconv.FormatUint(o, 10) + `}`), ReceivedAt: time.Now()}, o))
-		}
-	}
+	publish := publishOrdinals(t, f)
 	publish(1, 2)
 	require.NoError(t, f.in.Pub.Flush(t.Context()))
 
@@ -39,10 +34,64 @@ func TestOrderAcrossOutage(t *testing.T) {
 	r.Lose(false)
 	r.Back()
 	require.NoError(t, f.in.Pub.Flush(t.Context()))
+	requireStoredInOrder(t, f, 10)
+}
 
-	var ordinals []string
-	for _, m := range bySession(f.raw(t))["outage"] {
-		ordinals = append(ordinals, m.header.Get(bus.HeaderOrdinal))
+// TestOrderAfterReconnect: frames published while the client reconnects
+// fail at once; frames published after it reconnected, before the flush
+// that retries those, must not be stored before them. They were: they went
+// out at once, and the flush then stored the earlier ones after them (seen
+// as a proxy resuming its buffer while the client reconnected).
+func TestOrderAfterReconnect(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	r := natstest.NewRelay(t, srv.Addr().String())
+	f := connectFixtureAt(t, srv, r.URL())
+	publish := publishOrdinals(t, f)
+	publish(1, 2)
+	require.NoError(t, f.in.Pub.Flush(t.Context()))
+
+	r.GoAway(t, f.nc)
+	publish(3, 6) // while the client reconnects
+	r.Back()
+	require.Eventually(t, f.nc.IsConnected, 10*time.Second, time.Millisecond)
+	publish(7, 10) // once it is back
+	require.NoError(t, f.in.Pub.Flush(t.Context()))
+	requireStoredInOrder(t, f, 10)
+
+	// Stored in order, the Publisher sends at once again.
+	publish(11, 12)
+	requireStoredInOrder(t, f, 12)
+}
+
+// publishOrdinals returns a function that publishes the frames from..to of
+// the session "outage", each with its ordinal, without flushing.
+func publishOrdinals(t *testing.T, f *fixture) func(from, to uint64) {
+	t.Helper()
+	return func(from, to uint64) {
+		t.Helper()
+		for o := from; o <= to; o++ {
+			require.NoError(t, f.in.Pub.PublishAt(t.Context(), ingest.Frame{SessionKey: "outage", Dialect: "acp",
+				Bytes: []byte(`{"n":` + strconv.FormatUint(o, 10) + `}`), ReceivedAt: time.Now()}, o))
+		}
 	}
-	require.Equal(t, []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, ordinals)
+}
+
+// requireStoredInOrder waits until RAW holds the frames 1..n of the
+// session "outage", then requires them in that order.
+func requireStoredInOrder(t *testing.T, f *fixture, n int) {
+	t.Helper()
+	want := make([]string, n)
+	for i := range want {
+		want[i] = strconv.Itoa(i + 1)
+	}
+	var ordinals []string
+	require.Eventually(t, func() bool {
+		ordinals = ordinals[:0]
+		for _, m := range bySession(f.raw(t))["outage"] {
+			ordinals = append(ordinals, m.header.Get(bus.HeaderOrdinal))
+		}
+		return len(ordinals) >= n
+	}, 10*time.Second, 5*time.Millisecond)
+	require.Equal(t, want, ordinals, "the session's ordinals in RAW, in stream order")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -45,6 +46,11 @@ type Frame struct {
 // to the RAW_OBJECTS object store. Flush waits until JetStream has stored
 // everything published so far, retrying what failed with the same message
 // id (so a retry can never store a frame twice).
+//
+// Once a send fails (the connection is down or reconnecting), later sends
+// are not tried until Flush has stored the failed one: a frame sent after
+// NATS came back would otherwise be stored before the earlier frames that
+// Flush retries, and a session's frames would sit in RAW out of order.
 type Publisher struct {
 	layout *bus.Layout
 	tenant string
@@ -53,9 +59,12 @@ type Publisher struct {
 	mu       sync.Mutex
 	ordinals map[string]uint64
 	pending  []pending
-	objects  jetstream.ObjectStore
-	frames   uint64
-	bytes    uint64
+	// held: a frame in pending was never sent, so the frames after it wait
+	// in pending too, for Flush to send in order.
+	held    bool
+	objects jetstream.ObjectStore
+	frames  uint64
+	bytes   uint64
 }
 
 type pending struct {
@@ -117,8 +126,18 @@ func (p *Publisher) send(ctx context.Context, f Frame, ordinal uint64) error {
 		h.Set(bus.HeaderObject, msgID)
 		msg.Data = nil
 	}
-	ack, err := p.layout.JS.PublishMsgAsync(msg)
 	p.mu.Lock()
+	held := p.held
+	p.mu.Unlock()
+	var ack jetstream.PubAckFuture
+	var err error
+	if !held {
+		ack, err = p.layout.JS.PublishMsgAsync(msg)
+	}
+	p.mu.Lock()
+	if ack == nil {
+		p.held = true
+	}
 	p.pending = append(p.pending, pending{msg: msg, ack: ack})
 	p.frames++
 	p.bytes += uint64(len(f.Bytes))
@@ -220,6 +239,11 @@ func (p *Publisher) Flush(ctx context.Context) error {
 			return err
 		}
 	}
+	// Sends made meanwhile (by other goroutines) that were held stay held
+	// until the Flush that retries them.
+	p.mu.Lock()
+	p.held = slices.ContainsFunc(p.pending, func(pe pending) bool { return pe.ack == nil })
+	p.mu.Unlock()
 	return nil
 }
 

@@ -291,11 +291,21 @@ func (w *partitionWorker) process(ctx context.Context, msgs []jetstream.Msg) err
 	)
 	w.prefetch(ctx, msgs)
 	defer clear(w.prefetched)
+	// Once a publish fails (NATS away or reconnecting), the batch's later
+	// events are not sent either, but published in order after it: sent
+	// once NATS is back, they would be stored before the failed one, and
+	// RUNTIME would hold a session's events out of order.
+	held := false
 	emit := func(msg *nats.Msg) {
-		ack, err := n.layout.JS.PublishMsgAsync(msg)
+		var ack jetstream.PubAckFuture
+		var err error
+		if !held {
+			ack, err = n.layout.JS.PublishMsgAsync(msg)
+			held = ack == nil
+		}
 		published = append(published, pendingEvent{msg: msg, ack: ack})
 		if err != nil {
-			n.log.Debug("async publish failed; will retry", "err", err)
+			n.log.Debug("async publish failed; this and the batch's later events wait for a retry", "err", err)
 		}
 	}
 	for _, m := range msgs {

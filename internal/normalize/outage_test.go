@@ -3,6 +3,7 @@ package normalize_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -164,6 +165,41 @@ func TestOutageLongerThanABatchWaits(t *testing.T) {
 	sessions := recordings(t)
 	publish(t, x.direct, "acme", sessions, false)
 	requireDelivered(t, x.js, expected(t, "acme", sessions))
+	require.Zero(t, x.n.Stats().DeadLettered.Load())
+}
+
+// TestOutageMidBatchKeepsOrder: NATS goes away while a frame is mapped
+// and is back for the next one of the same batch. The events of the
+// second frame must not be stored before those of the first, which are
+// published again only when the batch waits for its acks. They were:
+// they went out at once, and RUNTIME held a session's events out of order.
+func TestOutageMidBatchKeepsOrder(t *testing.T) {
+	t.Parallel()
+	var x *relayed
+	var mapped atomic.Int64
+	const at = 3
+	hook := normalize.WithMapHook(normalize.Config{}, func(adapter.Frame) {
+		// One partition: this runs in its goroutine, between two frames.
+		switch mapped.Add(1) {
+		case at:
+			x.relay.GoAway(t, x.nc)
+		case at + 1:
+			x.relay.Back()
+			deadline := time.Now().Add(10 * time.Second)
+			for !x.nc.IsConnected() && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	})
+	x = newRelayed(t, hook, bus.Config{Partitions: 1})
+	sessions := recordings(t)[:1]
+	require.Greater(t, len(sessions[0].lines), at+1)
+	// Published before the normalizer runs: the frames come in one batch.
+	publish(t, x.direct, "acme", sessions, false)
+	x.run(t)
+	requireDelivered(t, x.js, expected(t, "acme", sessions))
+	require.Greater(t, mapped.Load(), int64(at+1), "NATS went away inside the batch")
+	require.True(t, x.nc.IsConnected())
 	require.Zero(t, x.n.Stats().DeadLettered.Load())
 }
 
