@@ -56,12 +56,39 @@ func TestOrderAfterReconnect(t *testing.T) {
 	r.Back()
 	require.Eventually(t, f.nc.IsConnected, 10*time.Second, time.Millisecond)
 	publish(7, 10) // once it is back
-	require.NoError(t, f.in.Pub.Flush(t.Context()))
+	// Stored with no Flush: a live tap flushes only when its agent exits,
+	// and the frames after an outage must not wait for that.
 	requireStoredInOrder(t, f, 10)
 
 	// Stored in order, the Publisher sends at once again.
 	publish(11, 12)
 	requireStoredInOrder(t, f, 12)
+	require.NoError(t, f.in.Pub.Flush(t.Context()))
+}
+
+// TestOrderAcrossQuietOutage: frames sent into a connection the server no
+// longer reads are lost, and nothing is published while the client
+// reconnects. The frames published once it is back must not be stored
+// before the lost ones (which only the reconnect's failing of their acks
+// tells), nor leave those lost until the next Flush.
+func TestOrderAcrossQuietOutage(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t)
+	r := natstest.NewRelay(t, srv.Addr().String())
+	f := connectFixtureAt(t, srv, r.URL())
+	publish := publishOrdinals(t, f)
+	publish(1, 2)
+	require.NoError(t, f.in.Pub.Flush(t.Context()))
+
+	r.Lose(true)
+	publish(3, 4)
+	r.GoAway(t, f.nc)
+	r.Lose(false)
+	r.Back()
+	require.Eventually(t, f.nc.IsConnected, 10*time.Second, time.Millisecond)
+	publish(5, 6)
+	requireStoredInOrder(t, f, 6)
+	require.NoError(t, f.in.Pub.Flush(t.Context()))
 }
 
 // publishOrdinals returns a function that publishes the frames from..to of

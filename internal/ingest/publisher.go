@@ -47,10 +47,13 @@ type Frame struct {
 // everything published so far, retrying what failed with the same message
 // id (so a retry can never store a frame twice).
 //
-// Once a send fails (the connection is down or reconnecting), later sends
-// are not tried until Flush has stored the failed one: a frame sent after
-// NATS came back would otherwise be stored before the earlier frames that
-// Flush retries, and a session's frames would sit in RAW out of order.
+// Once a send fails (the connection is down or reconnecting), or the
+// client reconnects while frames await their acks (it fails those acks),
+// later frames are held: a frame sent once NATS is back would otherwise be
+// stored before the earlier ones Flush retries, and a session's frames
+// would sit in RAW out of order. While NATS is away held frames wait in
+// memory, so the caller goes on; the first send once it is back stores
+// them, in order, before its own frame.
 type Publisher struct {
 	layout *bus.Layout
 	tenant string
@@ -59,9 +62,13 @@ type Publisher struct {
 	mu       sync.Mutex
 	ordinals map[string]uint64
 	pending  []pending
-	// held: a frame in pending was never sent, so the frames after it wait
-	// in pending too, for Flush to send in order.
-	held    bool
+	// held: a frame in pending was never sent, or its ack was failed by a
+	// reconnect, so the frames after it wait in pending too, for Flush to
+	// send in order.
+	held bool
+	// since is the connection's reconnect count when the oldest frame in
+	// pending was sent.
+	since   uint64
 	objects jetstream.ObjectStore
 	frames  uint64
 	bytes   uint64
@@ -126,11 +133,11 @@ func (p *Publisher) send(ctx context.Context, f Frame, ordinal uint64) error {
 		h.Set(bus.HeaderObject, msgID)
 		msg.Data = nil
 	}
-	p.mu.Lock()
-	held := p.held
-	p.mu.Unlock()
+	held, err := p.hold(ctx)
+	if err != nil {
+		return err
+	}
 	var ack jetstream.PubAckFuture
-	var err error
 	if !held {
 		ack, err = p.layout.JS.PublishMsgAsync(msg)
 	}
@@ -150,6 +157,36 @@ func (p *Publisher) send(ctx context.Context, f Frame, ordinal uint64) error {
 		return p.Flush(ctx)
 	}
 	return nil
+}
+
+// hold says whether the next frame must wait behind frames that failed.
+// When NATS is back, it first stores those, in order, so that the frames
+// after them are not held until the caller's next Flush (a live tap may
+// flush only when its agent exits).
+func (p *Publisher) hold(ctx context.Context) (bool, error) {
+	nc := p.layout.JS.Conn()
+	reconnects := nc.Stats().Reconnects
+	p.mu.Lock()
+	if len(p.pending) == 0 {
+		p.since = reconnects
+	} else if reconnects != p.since {
+		p.held = true
+	}
+	held := p.held
+	p.mu.Unlock()
+	if !held || !nc.IsConnected() {
+		return held, nil
+	}
+	if err := p.Flush(ctx); err != nil {
+		return true, err
+	}
+	reconnects = nc.Stats().Reconnects
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.pending) == 0 {
+		p.since = reconnects
+	}
+	return p.held, nil
 }
 
 // Stats returns the frames and bytes published so far.

@@ -292,13 +292,20 @@ func (w *partitionWorker) process(ctx context.Context, msgs []jetstream.Msg) err
 	w.prefetch(ctx, msgs)
 	defer clear(w.prefetched)
 	// Once a publish fails (NATS away or reconnecting), the batch's later
-	// events are not sent either, but published in order after it: sent
-	// once NATS is back, they would be stored before the failed one, and
-	// RUNTIME would hold a session's events out of order.
+	// events are not sent either, but published in order after it when the
+	// batch waits for its acks: sent once NATS is back, they would be
+	// stored before the failed one, and RUNTIME would hold a session's
+	// events out of order.
+	// So does a reconnect: the client fails the acks of what it had sent.
+	nc := n.layout.JS.Conn()
+	reconnects := nc.Stats().Reconnects
 	held := false
 	emit := func(msg *nats.Msg) {
 		var ack jetstream.PubAckFuture
 		var err error
+		if !held && nc.Stats().Reconnects != reconnects {
+			held = true
+		}
 		if !held {
 			ack, err = n.layout.JS.PublishMsgAsync(msg)
 			held = ack == nil

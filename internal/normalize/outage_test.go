@@ -171,36 +171,52 @@ func TestOutageLongerThanABatchWaits(t *testing.T) {
 // TestOutageMidBatchKeepsOrder: NATS goes away while a frame is mapped
 // and is back for the next one of the same batch. The events of the
 // second frame must not be stored before those of the first, which are
-// published again only when the batch waits for its acks. They were:
-// they went out at once, and RUNTIME held a session's events out of order.
+// published again only when the batch waits for its acks. They were: they
+// went out at once, and RUNTIME held a session's events out of order.
+// Either the first frame's events fail at once (the client noticed and
+// reconnects), or they are lost unnoticed (the server stopped reading)
+// and only the reconnect's failing of their acks tells.
 func TestOutageMidBatchKeepsOrder(t *testing.T) {
 	t.Parallel()
-	var x *relayed
-	var mapped atomic.Int64
-	const at = 3
-	hook := normalize.WithMapHook(normalize.Config{}, func(adapter.Frame) {
-		// One partition: this runs in its goroutine, between two frames.
-		switch mapped.Add(1) {
-		case at:
-			x.relay.GoAway(t, x.nc)
-		case at + 1:
-			x.relay.Back()
-			deadline := time.Now().Add(10 * time.Second)
-			for !x.nc.IsConnected() && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
-			}
-		}
-	})
-	x = newRelayed(t, hook, bus.Config{Partitions: 1})
-	sessions := recordings(t)[:1]
-	require.Greater(t, len(sessions[0].lines), at+1)
-	// Published before the normalizer runs: the frames come in one batch.
-	publish(t, x.direct, "acme", sessions, false)
-	x.run(t)
-	requireDelivered(t, x.js, expected(t, "acme", sessions))
-	require.Greater(t, mapped.Load(), int64(at+1), "NATS went away inside the batch")
-	require.True(t, x.nc.IsConnected())
-	require.Zero(t, x.n.Stats().DeadLettered.Load())
+	for _, quiet := range []bool{false, true} {
+		t.Run(map[bool]string{false: "reconnecting", true: "lost"}[quiet], func(t *testing.T) {
+			t.Parallel()
+			var x *relayed
+			var mapped atomic.Int64
+			const at = 3
+			hook := normalize.WithMapHook(normalize.Config{}, func(adapter.Frame) {
+				// One partition: this runs in its goroutine, between two frames.
+				switch mapped.Add(1) {
+				case at:
+					if quiet {
+						x.relay.Lose(true)
+					} else {
+						x.relay.GoAway(t, x.nc)
+					}
+				case at + 1:
+					if quiet {
+						x.relay.GoAway(t, x.nc)
+						x.relay.Lose(false)
+					}
+					x.relay.Back()
+					deadline := time.Now().Add(10 * time.Second)
+					for !x.nc.IsConnected() && time.Now().Before(deadline) {
+						time.Sleep(time.Millisecond)
+					}
+				}
+			})
+			x = newRelayed(t, hook, bus.Config{Partitions: 1})
+			sessions := recordings(t)[:1]
+			require.Greater(t, len(sessions[0].lines), at+1)
+			// Published before the normalizer runs: the frames come in one batch.
+			publish(t, x.direct, "acme", sessions, false)
+			x.run(t)
+			requireDelivered(t, x.js, expected(t, "acme", sessions))
+			require.Greater(t, mapped.Load(), int64(at+1), "NATS went away inside the batch")
+			require.True(t, x.nc.IsConnected())
+			require.Zero(t, x.n.Stats().DeadLettered.Load())
+		})
+	}
 }
 
 // TestStartDuringOutage: a normalizer started while NATS is away applies
