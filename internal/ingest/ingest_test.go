@@ -60,24 +60,24 @@ func newFixture(t *testing.T) *fixture {
 	return connectFixture(t, srv)
 }
 
-func connectFixture(t *testing.T, srv *server.Server) *fixture {
-	t.Helper()
-	return connectFixtureAt(t, srv, srv.ClientURL())
+func connectFixture(tb testing.TB, srv *server.Server) *fixture {
+	tb.Helper()
+	return connectFixtureAt(tb, srv, srv.ClientURL())
 }
 
 // connectFixtureAt is connectFixture through url (a natstest.Relay's).
-func connectFixtureAt(t *testing.T, srv *server.Server, url string) *fixture {
-	t.Helper()
+func connectFixtureAt(tb testing.TB, srv *server.Server, url string) *fixture {
+	tb.Helper()
 	made := time.Now()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	nc, js, err := bus.Connect(t.Context(), url, t.Name(), log)
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	layout, err := bus.Ensure(t.Context(), js, bus.Config{})
-	require.NoError(t, err)
+	nc, js, err := bus.Connect(tb.Context(), url, tb.Name(), log)
+	require.NoError(tb, err)
+	tb.Cleanup(nc.Close)
+	layout, err := bus.Ensure(tb.Context(), js, bus.Config{})
+	require.NoError(tb, err)
 	pub, err := ingest.NewPublisher(layout, tenant, log)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return &fixture{srv: srv, nc: nc, js: js, layout: layout, in: &ingest.Ingester{Pub: pub, Log: log}, logs: logs, made: made}
 }
 

@@ -20,12 +20,7 @@ import (
 // RAW held a session's frames out of order.
 func TestOrderAcrossOutage(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Server(t)
-	r := natstest.NewRelay(t, srv.Addr().String())
-	f := connectFixtureAt(t, srv, r.URL())
-	publish := publishOrdinals(t, f)
-	publish(1, 2)
-	require.NoError(t, f.in.Pub.Flush(t.Context()))
+	r, f, publish := outageFixture(t)
 
 	r.Lose(true) // the server stops reading
 	publish(3, 6)
@@ -44,12 +39,7 @@ func TestOrderAcrossOutage(t *testing.T) {
 // as a proxy resuming its buffer while the client reconnected).
 func TestOrderAfterReconnect(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Server(t)
-	r := natstest.NewRelay(t, srv.Addr().String())
-	f := connectFixtureAt(t, srv, r.URL())
-	publish := publishOrdinals(t, f)
-	publish(1, 2)
-	require.NoError(t, f.in.Pub.Flush(t.Context()))
+	r, f, publish := outageFixture(t)
 
 	r.GoAway(t, f.nc)
 	publish(3, 6) // while the client reconnects
@@ -73,12 +63,7 @@ func TestOrderAfterReconnect(t *testing.T) {
 // tells), nor leave those lost until the next Flush.
 func TestOrderAcrossQuietOutage(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Server(t)
-	r := natstest.NewRelay(t, srv.Addr().String())
-	f := connectFixtureAt(t, srv, r.URL())
-	publish := publishOrdinals(t, f)
-	publish(1, 2)
-	require.NoError(t, f.in.Pub.Flush(t.Context()))
+	r, f, publish := outageFixture(t)
 
 	r.Lose(true)
 	publish(3, 4)
@@ -91,17 +76,25 @@ func TestOrderAcrossQuietOutage(t *testing.T) {
 	require.NoError(t, f.in.Pub.Flush(t.Context()))
 }
 
-// publishOrdinals returns a function that publishes the frames from..to of
-// the session "outage", each with its ordinal, without flushing.
-func publishOrdinals(t *testing.T, f *fixture) func(from, to uint64) {
+// outageFixture is a fixture whose client reaches its server through a
+// relay, the test's to take away, with the frames 1 and 2 of the session
+// "outage" stored; publish publishes the frames from..to of the session,
+// each with its ordinal, without flushing.
+func outageFixture(t *testing.T) (r *natstest.Relay, f *fixture, publish func(from, to uint64)) {
 	t.Helper()
-	return func(from, to uint64) {
+	srv := natstest.Server(t)
+	r = natstest.NewRelay(t, srv.Addr().String())
+	f = connectFixtureAt(t, srv, r.URL())
+	publish = func(from, to uint64) {
 		t.Helper()
 		for o := from; o <= to; o++ {
 			require.NoError(t, f.in.Pub.PublishAt(t.Context(), ingest.Frame{SessionKey: "outage", Dialect: "acp",
 				Bytes: []byte(`{"n":` + strconv.FormatUint(o, 10) + `}`), ReceivedAt: time.Now()}, o))
 		}
 	}
+	publish(1, 2)
+	require.NoError(t, f.in.Pub.Flush(t.Context()))
+	return r, f, publish
 }
 
 // requireStoredInOrder waits until RAW holds the frames 1..n of the

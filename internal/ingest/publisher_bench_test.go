@@ -2,13 +2,11 @@ package ingest_test
 
 import (
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/ingest"
 	"github.com/agentwire/agentwire/internal/natstest"
 )
@@ -16,15 +14,7 @@ import (
 // BenchmarkPublish publishes frames of one session to RAW on an embedded
 // server, as `ingest file` does, and flushes once at the end.
 func BenchmarkPublish(b *testing.B) {
-	srv := natstest.Server(b)
-	log := slog.New(slog.DiscardHandler)
-	nc, js, err := bus.Connect(b.Context(), srv.ClientURL(), b.Name(), log)
-	require.NoError(b, err)
-	b.Cleanup(nc.Close)
-	layout, err := bus.Ensure(b.Context(), js, bus.Config{})
-	require.NoError(b, err)
-	pub, err := ingest.NewPublisher(layout, tenant, log)
-	require.NoError(b, err)
+	pub := connectFixture(b, natstest.Server(b)).in.Pub
 	frame := fmt.Appendf(nil, `{"type":"item.updated","pad":"%0300d"}`, 0)
 	now := time.Now()
 	b.SetBytes(int64(len(frame)))
