@@ -12,7 +12,11 @@
 // predecessors — in flight to a worker that died, or a session whose saved
 // state is gone — makes the worker read the missing frames back from RAW
 // and map them first, so the session's state is rebuilt and its events
-// come out complete and in order.
+// come out complete and in order. They are stored in RUNTIME in that
+// order too when NATS goes away and comes back in the middle of a batch:
+// once a publish fails, or the client reconnects (failing the acks of what
+// it had sent), the batch's later events wait and are published behind
+// the failed ones, which the projector relies on.
 //
 // Frames too large for a message come from the RAW_OBJECTS store; events
 // that cannot be published after retries go to deadletter.normalize.<tenant>
