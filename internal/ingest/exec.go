@@ -33,6 +33,10 @@ const (
 	DiagnosticExit   = "exit"
 )
 
+// releaseEvery is how often Exec, while its command is silent, stores the
+// frames a NATS outage held (Publisher.Release).
+const releaseEvery = time.Second
+
 // ModelFrame is the diagnostic frame that opens a session whose command
 // line names the model (ModelFromArgs).
 type ModelFrame struct {
@@ -280,7 +284,26 @@ func (in *Ingester) Exec(ctx context.Context, opts ExecOptions) (ExecResult, err
 	published := make(chan struct{})
 	go func() {
 		defer close(published)
-		for l := range lines {
+		// While the command is silent, frames held by a NATS outage are
+		// stored once it is back, not with the command's next line.
+		release := time.NewTicker(releaseEvery)
+		defer release.Stop()
+		for {
+			var l execLine
+			var ok bool
+			select {
+			case l, ok = <-lines:
+			case <-release.C:
+				if pubErr == nil {
+					if err := in.Pub.Release(pctx); err != nil {
+						pubErr = fmt.Errorf("session %s: %w", s.Key, err)
+					}
+				}
+				continue
+			}
+			if !ok {
+				break
+			}
 			if pubErr != nil {
 				continue // drain so the command is not blocked
 			}

@@ -189,6 +189,14 @@ func (p *Publisher) hold(ctx context.Context) (bool, error) {
 	return p.held, nil
 }
 
+// Release stores the frames held since a failure or a reconnect, once
+// NATS is back, as the next send would. A live source calls it while it
+// waits for input, so that they are not kept until its next frame.
+func (p *Publisher) Release(ctx context.Context) error {
+	_, err := p.hold(ctx)
+	return err
+}
+
 // Stats returns the frames and bytes published so far.
 func (p *Publisher) Stats() (frames, bytes uint64) {
 	p.mu.Lock()
