@@ -33,10 +33,6 @@ const (
 	DiagnosticExit   = "exit"
 )
 
-// releaseEvery is how often Exec, while its command is silent, stores the
-// frames a NATS outage held (Publisher.Release).
-const releaseEvery = time.Second
-
 // ModelFrame is the diagnostic frame that opens a session whose command
 // line names the model (ModelFromArgs).
 type ModelFrame struct {
@@ -282,28 +278,11 @@ func (in *Ingester) Exec(ctx context.Context, opts ExecOptions) (ExecResult, err
 
 	waited := make(chan error, 1)
 	published := make(chan struct{})
+	stopReleasing := in.releaseHeld(pctx)
 	go func() {
 		defer close(published)
-		// While the command is silent, frames held by a NATS outage are
-		// stored once it is back, not with the command's next line.
-		release := time.NewTicker(releaseEvery)
-		defer release.Stop()
-		for {
-			var l execLine
-			var ok bool
-			select {
-			case l, ok = <-lines:
-			case <-release.C:
-				if pubErr == nil {
-					if err := in.Pub.Release(pctx); err != nil {
-						pubErr = fmt.Errorf("session %s: %w", s.Key, err)
-					}
-				}
-				continue
-			}
-			if !ok {
-				break
-			}
+		defer stopReleasing()
+		for l := range lines {
 			if pubErr != nil {
 				continue // drain so the command is not blocked
 			}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentwire/agentwire/internal/bus"
 	"github.com/agentwire/agentwire/internal/ingest"
-	"github.com/agentwire/agentwire/internal/natstest"
 )
 
 func TestExec(t *testing.T) {
@@ -181,50 +180,4 @@ func TestExecSignals(t *testing.T) {
 	_, err = f.in.Exec(t.Context(), ingest.ExecOptions{Args: []string{"/nonexistent/agent"}, Session: ingest.Session{Key: "none", Dialect: "codex-exec"}})
 	require.ErrorContains(t, err, "/nonexistent/agent")
 	require.Empty(t, bySession(f.raw(t))["none"])
-}
-
-// TestExecStoresHeldFramesWhileSilent: a line is sent into a connection
-// the server no longer reads, NATS comes back, and the command stays
-// silent. The lost line is stored within seconds, not when the command
-// next writes or exits (it was kept until the exit, minutes or hours on:
-// past the normalizer's wait for a missing frame).
-func TestExecStoresHeldFramesWhileSilent(t *testing.T) {
-	t.Parallel()
-	srv := natstest.Server(t)
-	r := natstest.NewRelay(t, srv.Addr().String())
-	f := connectFixtureAt(t, srv, r.URL())
-	direct := connectFixture(t, srv) // reads RAW while f's client is cut off
-	dir := t.TempDir()
-	next, done := filepath.Join(dir, "next"), filepath.Join(dir, "done")
-	script := `echo '{"n":1}'; until [ -e '` + next + `' ]; do sleep 0.02; done; echo '{"n":2}'; until [ -e '` + done + `' ]; do sleep 0.02; done`
-	ran := make(chan error, 1)
-	go func() {
-		_, err := f.in.Exec(t.Context(), ingest.ExecOptions{Args: []string{"sh", "-c", script}, Session: ingest.Session{Key: "silent", Dialect: "codex-exec"}})
-		ran <- err
-	}()
-	stored := func(n int) func() bool {
-		return func() bool { return len(bySession(direct.raw(t))["silent"]) >= n }
-	}
-	require.Eventually(t, stored(1), 10*time.Second, 10*time.Millisecond)
-
-	r.Lose(true)
-	require.NoError(t, os.WriteFile(next, nil, 0o600))
-	require.Eventually(t, func() bool { frames, _ := f.in.Pub.Stats(); return frames == 2 }, 10*time.Second, time.Millisecond, "the second line is sent")
-	r.GoAway(t, f.nc)
-	r.Lose(false)
-	r.Back()
-	require.Eventually(t, stored(2), 10*time.Second, 10*time.Millisecond, "the lost line is stored while the command is silent")
-
-	require.NoError(t, os.WriteFile(done, nil, 0o600))
-	select {
-	case err := <-ran:
-		require.NoError(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("exec did not end")
-	}
-	var got []string
-	for _, m := range bySession(direct.raw(t))["silent"] {
-		got = append(got, m.header.Get(bus.HeaderOrdinal)+" "+string(m.data))
-	}
-	require.Equal(t, []string{`1 {"n":1}`, `2 {"n":2}`, `3 {"agentwire":"exit","code":0}`}, got)
 }

@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -74,6 +75,24 @@ func TestOrderAcrossQuietOutage(t *testing.T) {
 	publish(5, 6)
 	requireStoredInOrder(t, f, 6)
 	require.NoError(t, f.in.Pub.Flush(t.Context()))
+}
+
+// TestFlushEndedEarlyKeepsFrames: a Flush whose context ends while NATS is
+// away keeps the frames it did not store, and the next Flush stores them.
+// It dropped them: a caller that flushes again after a timeout (a live
+// source's release, a proxy's next run) lost them.
+func TestFlushEndedEarlyKeepsFrames(t *testing.T) {
+	t.Parallel()
+	r, f, publish := outageFixture(t)
+	r.GoAway(t, f.nc)
+	publish(3, 4)
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, f.in.Pub.Flush(ctx), context.DeadlineExceeded)
+	r.Back()
+	require.Eventually(t, f.nc.IsConnected, 10*time.Second, time.Millisecond)
+	require.NoError(t, f.in.Pub.Flush(t.Context()))
+	requireStoredInOrder(t, f, 4)
 }
 
 // outageFixture is a fixture whose client reaches its server through a

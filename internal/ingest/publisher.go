@@ -59,6 +59,9 @@ type Publisher struct {
 	tenant string
 	log    *slog.Logger
 
+	// flushing orders Flushes: a Release from another goroutine and the
+	// Flush of a held send retry their frames one after the other.
+	flushing sync.Mutex
 	mu       sync.Mutex
 	ordinals map[string]uint64
 	pending  []pending
@@ -191,7 +194,8 @@ func (p *Publisher) hold(ctx context.Context) (bool, error) {
 
 // Release stores the frames held since a failure or a reconnect, once
 // NATS is back, as the next send would. A live source calls it while it
-// waits for input, so that they are not kept until its next frame.
+// waits for input, so that they are not kept until its next frame; it may
+// call it from another goroutine than the one publishing.
 func (p *Publisher) Release(ctx context.Context) error {
 	_, err := p.hold(ctx)
 	return err
@@ -257,15 +261,18 @@ func (p *Publisher) putObject(ctx context.Context, name string, b []byte) error 
 }
 
 // Flush waits until every frame published so far is stored, retrying
-// failures with backoff until ctx ends.
+// failures with backoff until ctx ends. The frames not known stored then
+// stay, for the next Flush.
 func (p *Publisher) Flush(ctx context.Context) error {
+	p.flushing.Lock()
+	defer p.flushing.Unlock()
 	p.mu.Lock()
 	batch := p.pending
 	p.pending = nil
 	p.mu.Unlock()
 
 	var failed []*nats.Msg
-	for _, pe := range batch {
+	for i, pe := range batch {
 		if pe.ack == nil {
 			failed = append(failed, pe.msg)
 			continue
@@ -276,11 +283,16 @@ func (p *Publisher) Flush(ctx context.Context) error {
 			p.log.Debug("publish not acknowledged; retrying", "subject", pe.msg.Subject, "err", err)
 			failed = append(failed, pe.msg)
 		case <-ctx.Done():
+			for _, rest := range batch[i:] {
+				failed = append(failed, rest.msg)
+			}
+			p.keep(failed)
 			return ctx.Err()
 		}
 	}
-	for _, msg := range failed {
+	for j, msg := range failed {
 		if err := p.retry(ctx, msg); err != nil {
+			p.keep(failed[j:])
 			return err
 		}
 	}
@@ -290,6 +302,19 @@ func (p *Publisher) Flush(ctx context.Context) error {
 	p.held = slices.ContainsFunc(p.pending, func(pe pending) bool { return pe.ack == nil })
 	p.mu.Unlock()
 	return nil
+}
+
+// keep puts back the frames a Flush that ended early did not know stored,
+// held, for a later Flush to retry in order before anything sent since.
+func (p *Publisher) keep(msgs []*nats.Msg) {
+	back := make([]pending, 0, len(msgs))
+	for _, msg := range msgs {
+		back = append(back, pending{msg: msg})
+	}
+	p.mu.Lock()
+	p.pending = append(back, p.pending...)
+	p.held = true
+	p.mu.Unlock()
 }
 
 func (p *Publisher) retry(ctx context.Context, msg *nats.Msg) error {

@@ -130,3 +130,32 @@ func (in *Ingester) Reader(ctx context.Context, r io.Reader, s Session, progress
 	})
 	return frames, size, err
 }
+
+// releaseEvery is how often a live source, while its input is silent,
+// stores the frames a NATS outage held (Publisher.Release).
+const releaseEvery = time.Second
+
+// releaseHeld stores the frames a NATS outage held once it is back, every
+// releaseEvery, until the returned stop is called: a live source (a
+// command, a pipe) that is silent then would otherwise keep them until
+// its next frame or its end.
+func (in *Ingester) releaseHeld(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(releaseEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if err := in.Pub.Release(ctx); err != nil && ctx.Err() == nil {
+					in.Log.Warn("storing the frames held while NATS was away failed; the next frame tries again", "err", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}

@@ -46,7 +46,9 @@ func (in *Ingester) Stream(ctx context.Context, r io.Reader, s Session) (dialect
 		}
 		frames, size = 1, uint64(len(first))
 	}
+	stopReleasing := in.releaseHeld(ctx)
 	n, sz, err := in.Reader(ctx, br, s, nil)
+	stopReleasing()
 	frames += n
 	size += sz
 	fctx, cancel := flushContext(ctx)
