@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -47,13 +46,11 @@ type Frame struct {
 // everything published so far, retrying what failed with the same message
 // id (so a retry can never store a frame twice).
 //
-// Once a send fails (the connection is down or reconnecting), or the
-// client reconnects while frames await their acks (it fails those acks),
-// later frames are held: a frame sent once NATS is back would otherwise be
-// stored before the earlier ones Flush retries, and a session's frames
-// would sit in RAW out of order. While NATS is away held frames wait in
-// memory, so the caller goes on; the first send once it is back stores
-// them, in order, before its own frame.
+// The frames awaiting their acks are a window kept in order across an
+// outage (bus.Ordered): after a failed send or a reconnect, later frames
+// are held. While NATS is away they wait in memory, so the caller goes on;
+// the first send once it is back (or Release) stores them and its own
+// frame, in order.
 type Publisher struct {
 	layout *bus.Layout
 	tenant string
@@ -65,13 +62,10 @@ type Publisher struct {
 	mu       sync.Mutex
 	ordinals map[string]uint64
 	pending  []pending
-	// held: a frame in pending was never sent, or its ack was failed by a
-	// reconnect, so the frames after it wait in pending too, for Flush to
-	// send in order.
-	held bool
-	// since is the connection's reconnect count when the oldest frame in
-	// pending was sent.
-	since   uint64
+	// order is the window of pending: it opens when pending is empty and no
+	// Flush is storing what it took (flushed).
+	order   *bus.Ordered
+	flushed bool
 	objects jetstream.ObjectStore
 	frames  uint64
 	bytes   uint64
@@ -91,7 +85,7 @@ func NewPublisher(layout *bus.Layout, tenant string, log *slog.Logger) (*Publish
 	if err := canonical.ValidateTenant(tenant); err != nil {
 		return nil, err
 	}
-	return &Publisher{layout: layout, tenant: tenant, log: log, ordinals: map[string]uint64{}}, nil
+	return &Publisher{layout: layout, tenant: tenant, log: log, ordinals: map[string]uint64{}, order: bus.NewOrdered(layout.JS)}, nil
 }
 
 // Publish queues f for publication and returns its ordinal.
@@ -136,18 +130,9 @@ func (p *Publisher) send(ctx context.Context, f Frame, ordinal uint64) error {
 		h.Set(bus.HeaderObject, msgID)
 		msg.Data = nil
 	}
-	held, err := p.hold(ctx)
-	if err != nil {
-		return err
-	}
-	var ack jetstream.PubAckFuture
-	if !held {
-		ack, err = p.layout.JS.PublishMsgAsync(msg)
-	}
 	p.mu.Lock()
-	if ack == nil {
-		p.held = true
-	}
+	p.openWindowLocked()
+	ack, err := p.order.Publish(msg)
 	p.pending = append(p.pending, pending{msg: msg, ack: ack})
 	p.frames++
 	p.bytes += uint64(len(f.Bytes))
@@ -156,40 +141,14 @@ func (p *Publisher) send(ctx context.Context, f Frame, ordinal uint64) error {
 	if err != nil {
 		p.log.Debug("async publish failed; will retry on flush", "err", err)
 	}
-	if full {
+	// Held while NATS is back: stored now, behind the held frames, so that
+	// they are not kept until the caller's next Flush (a live tap may
+	// flush only when its agent exits).
+	heldBack := ack == nil && err == nil && p.layout.JS.Conn().IsConnected()
+	if full || heldBack {
 		return p.Flush(ctx)
 	}
 	return nil
-}
-
-// hold says whether the next frame must wait behind frames that failed.
-// When NATS is back, it first stores those, in order, so that the frames
-// after them are not held until the caller's next Flush (a live tap may
-// flush only when its agent exits).
-func (p *Publisher) hold(ctx context.Context) (bool, error) {
-	nc := p.layout.JS.Conn()
-	reconnects := nc.Stats().Reconnects
-	p.mu.Lock()
-	if len(p.pending) == 0 {
-		p.since = reconnects
-	} else if reconnects != p.since {
-		p.held = true
-	}
-	held := p.held
-	p.mu.Unlock()
-	if !held || !nc.IsConnected() {
-		return held, nil
-	}
-	if err := p.Flush(ctx); err != nil {
-		return true, err
-	}
-	reconnects = nc.Stats().Reconnects
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.pending) == 0 {
-		p.since = reconnects
-	}
-	return p.held, nil
 }
 
 // Release stores the frames held since a failure or a reconnect, once
@@ -197,8 +156,14 @@ func (p *Publisher) hold(ctx context.Context) (bool, error) {
 // waits for input, so that they are not kept until its next frame; it may
 // call it from another goroutine than the one publishing.
 func (p *Publisher) Release(ctx context.Context) error {
-	_, err := p.hold(ctx)
-	return err
+	p.mu.Lock()
+	p.openWindowLocked()
+	held := p.order.Held()
+	p.mu.Unlock()
+	if !held || !p.layout.JS.Conn().IsConnected() {
+		return nil
+	}
+	return p.Flush(ctx)
 }
 
 // Stats returns the frames and bytes published so far.
@@ -268,8 +233,14 @@ func (p *Publisher) Flush(ctx context.Context) error {
 	defer p.flushing.Unlock()
 	p.mu.Lock()
 	batch := p.pending
-	p.pending = nil
+	p.pending, p.flushed = nil, true
 	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.flushed = false
+		p.openWindowLocked()
+		p.mu.Unlock()
+	}()
 
 	var failed []*nats.Msg
 	for i, pe := range batch {
@@ -296,12 +267,17 @@ func (p *Publisher) Flush(ctx context.Context) error {
 			return err
 		}
 	}
-	// Sends made meanwhile (by other goroutines) that were held stay held
-	// until the Flush that retries them.
-	p.mu.Lock()
-	p.held = slices.ContainsFunc(p.pending, func(pe pending) bool { return pe.ack == nil })
-	p.mu.Unlock()
 	return nil
+}
+
+// openWindowLocked opens a new window when nothing is pending or being
+// flushed: frames sent meanwhile by another goroutine while a Flush
+// retried held ones were held, and stay so until the Flush that stores
+// them.
+func (p *Publisher) openWindowLocked() {
+	if len(p.pending) == 0 && !p.flushed {
+		p.order.Reset()
+	}
 }
 
 // keep puts back the frames a Flush that ended early did not know stored,
@@ -313,7 +289,7 @@ func (p *Publisher) keep(msgs []*nats.Msg) {
 	}
 	p.mu.Lock()
 	p.pending = append(back, p.pending...)
-	p.held = true
+	p.order.Hold()
 	p.mu.Unlock()
 }
 

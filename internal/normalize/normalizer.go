@@ -291,25 +291,12 @@ func (w *partitionWorker) process(ctx context.Context, msgs []jetstream.Msg) err
 	)
 	w.prefetch(ctx, msgs)
 	defer clear(w.prefetched)
-	// Once a publish fails (NATS away or reconnecting), the batch's later
-	// events are not sent either, but published in order after it when the
-	// batch waits for its acks: sent once NATS is back, they would be
-	// stored before the failed one, and RUNTIME would hold a session's
-	// events out of order.
-	// So does a reconnect: the client fails the acks of what it had sent.
-	nc := n.layout.JS.Conn()
-	reconnects := nc.Stats().Reconnects
-	held := false
+	// The batch's events keep their order in RUNTIME across an outage: held
+	// after a failure or a reconnect, they are published behind the failed
+	// ones when the batch waits for its acks.
+	order := bus.NewOrdered(n.layout.JS)
 	emit := func(msg *nats.Msg) {
-		var ack jetstream.PubAckFuture
-		var err error
-		if !held && nc.Stats().Reconnects != reconnects {
-			held = true
-		}
-		if !held {
-			ack, err = n.layout.JS.PublishMsgAsync(msg)
-			held = ack == nil
-		}
+		ack, err := order.Publish(msg)
 		published = append(published, pendingEvent{msg: msg, ack: ack})
 		if err != nil {
 			n.log.Debug("async publish failed; this and the batch's later events wait for a retry", "err", err)
