@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -259,6 +260,78 @@ func TestViews(t *testing.T) {
 	require.Equal(t, 2, n)
 }
 
+// TestToolCallsCutShort: a call its turn cut short (an interrupt, or the
+// agent's exit) is counted apart from the calls that failed on their own,
+// and its time until the interrupt is no duration of the tool.
+func TestToolCallsCutShort(t *testing.T) {
+	t.Parallel()
+	ids := canonical.IDSpace{Tenant: "acme", Provider: canonical.ProviderClaude, SessionKey: "cut"}
+	sid := ids.IngestSession()
+	at := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+	var evs []canonical.Event
+	add := func(ms int, turn, item string, p canonical.Payload) {
+		evs = append(evs, canonical.Event{
+			EventID: ids.Event(uint64(len(evs)+1), 0), Tenant: "acme", Provider: canonical.ProviderClaude, SessionID: sid, //nolint:gosec // small
+			CreatedAt: at.Add(time.Duration(ms) * time.Millisecond), TurnID: turn, ItemID: item, MappingVersion: "fixture/1", Payload: p,
+		})
+	}
+	// call runs Bash in turn i from start to end (ms), ending it with
+	// status, or leaving it running when status is "".
+	call := func(i, start, end int, status canonical.ItemStatus) {
+		tid := ids.Derived(canonical.EntityTurn, uint64(i), 0) //nolint:gosec // i > 0
+		iid := ids.Derived(canonical.EntityItem, uint64(i), 0) //nolint:gosec // i > 0
+		add(start, tid, iid, &canonical.ItemStarted{ItemType: canonical.ItemTypeCommandExecution, ToolName: "Bash"})
+		if status != "" {
+			add(end, tid, iid, &canonical.ItemCompleted{ItemType: canonical.ItemTypeCommandExecution, ToolName: "Bash", Status: status})
+		}
+	}
+	turn := func(i, start, end int, state canonical.TurnState, calls func()) {
+		tid := ids.Derived(canonical.EntityTurn, uint64(i), 0) //nolint:gosec // i > 0
+		add(start, tid, "", &canonical.TurnStarted{})
+		calls()
+		if state != "" {
+			add(end, tid, "", &canonical.TurnCompleted{State: state})
+		}
+	}
+	// A call that succeeded in 1 s.
+	turn(1, 0, 2000, canonical.TurnStateCompleted, func() { call(1, 100, 1100, canonical.ItemStatusCompleted) })
+	// A call the user interrupted after a minute: Claude writes its
+	// refused result just before the interrupt that ends the turn.
+	turn(2, 10000, 70020, canonical.TurnStateInterrupted, func() { call(2, 10000, 70000, canonical.ItemStatusFailed) })
+	// A call that failed in 3 s, after which the agent went on writing
+	// until the user interrupted it: the tool's own failure.
+	turn(3, 80000, 90000, canonical.TurnStateInterrupted, func() {
+		call(3, 80000, 83000, canonical.ItemStatusFailed)
+		add(84000, ids.Derived(canonical.EntityTurn, 3, 0), ids.Derived(canonical.EntityItem, 30, 0),
+			&canonical.ItemStarted{ItemType: canonical.ItemTypeAssistantMessage})
+	})
+	// A call still running when the agent was killed, as mapped before the
+	// exit ended running work: the turn reads interrupted at the exit.
+	turn(4, 100000, 0, "", func() { call(4, 100000, 0, "") })
+	add(400000, "", "", &canonical.SessionExited{Reason: "the agent was killed by SIGKILL", ExitKind: canonical.ExitError})
+
+	e := newEnv(t)
+	e.publish([]recording{{name: "cut/acme", events: evs}}, 1)
+	e.start(project.Config{})
+	e.waitApplied("")
+	var calls, ok, failed, interrupted int
+	var rate, p50, p95 string
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT calls, succeeded, failed, interrupted, success_rate::text, p50_ms::text, p95_ms::text
+		FROM tool_calls_by_tool WHERE tool = 'Bash'`).Scan(&calls, &ok, &failed, &interrupted, &rate, &p50, &p95))
+	require.Equal(t, []int{4, 1, 1, 2}, []int{calls, ok, failed, interrupted})
+	require.Equal(t, []string{"0.5000", "2000.000", "2900.000"}, []string{rate, p50, p95},
+		"the calls that ended on their own: 1 s and 3 s, not the minute until the interrupt")
+	rows, err := e.pool.Query(context.Background(), `SELECT item_id::text FROM items_cut_short ORDER BY 1`)
+	require.NoError(t, err)
+	cut, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	// The message the agent was writing when the user interrupted it was
+	// cut short too.
+	want := []string{ids.Derived(canonical.EntityItem, 2, 0), ids.Derived(canonical.EntityItem, 30, 0), ids.Derived(canonical.EntityItem, 4, 0)}
+	slices.Sort(want)
+	require.Equal(t, want, cut)
+}
+
 // TestFailureReason: failure_reason masks what names one occurrence of a
 // failure and keeps what says which failure it is.
 func TestFailureReason(t *testing.T) {
@@ -305,7 +378,7 @@ func TestRLS(t *testing.T) {
 	relations := append([]string{"events"}, projectionTables...)
 	relations = append(relations, "item_texts", "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
 		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version", "usage_priced", "unpriced_models", "hook_runs", "thread_activity", "turns_read", "exec_runs",
-		"threads_in_progress", "codex_recorded_turns", "usage_counted", "requests_waiting")
+		"threads_in_progress", "codex_recorded_turns", "usage_counted", "requests_waiting", "items_cut_short")
 	// Every table and view analysts can read is in the list: a new one
 	// is checked here or fails. Two are checked elsewhere: model_prices
 	// holds the list prices every tenant reads (tenant ''), and
@@ -339,7 +412,7 @@ func TestRLS(t *testing.T) {
 			var mine, others int
 			require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE tenant_id = 'acme'), count(*) FILTER (WHERE tenant_id <> 'acme') FROM `+r).Scan(&mine, &others), r)
 			require.Zero(t, others, r)
-			if r != "tasks" && r != "rate_limit_observations" && r != "threads" && r != "thread_activity" && r != "turn_failures" && r != "unpriced_models" && r != "exec_runs" && r != "threads_in_progress" && r != "codex_recorded_turns" && r != "requests_waiting" {
+			if r != "tasks" && r != "rate_limit_observations" && r != "threads" && r != "thread_activity" && r != "turn_failures" && r != "unpriced_models" && r != "exec_runs" && r != "threads_in_progress" && r != "codex_recorded_turns" && r != "requests_waiting" && r != "items_cut_short" {
 				require.Positive(t, mine, r)
 			}
 		}
