@@ -271,7 +271,7 @@ func TestToolCallsCutShort(t *testing.T) {
 	var evs []canonical.Event
 	add := func(ms int, turn, item string, p canonical.Payload) {
 		evs = append(evs, canonical.Event{
-			EventID: ids.Event(uint64(len(evs)+1), 0), Tenant: "acme", Provider: canonical.ProviderClaude, SessionID: sid, //nolint:gosec // small
+			EventID: ids.Event(uint64(len(evs)+1), 0), Tenant: "acme", Provider: canonical.ProviderClaude, SessionID: sid,
 			CreatedAt: at.Add(time.Duration(ms) * time.Millisecond), TurnID: turn, ItemID: item, MappingVersion: "fixture/1", Payload: p,
 		})
 	}
