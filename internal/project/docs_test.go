@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentwire/agentwire/internal/project"
@@ -73,6 +74,35 @@ func TestDocumentedSQL(t *testing.T) {
 				require.Positive(t, shown, "the analyst's examples show nothing on the fixture")
 			}
 		})
+	}
+}
+
+// TestViewsDocumented: every view analysts can read has a row in the
+// table of views in migrations/README.md, so a new one is explained
+// where analysts look.
+func TestViewsDocumented(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	doc, err := os.ReadFile("../../migrations/README.md")
+	require.NoError(t, err)
+	var table []string
+	for line := range strings.Lines(string(doc)) {
+		if strings.HasPrefix(line, "| `") {
+			table = append(table, strings.SplitN(line, " | ", 2)[0])
+		}
+	}
+	rows, err := e.pool.Query(context.Background(), `SELECT viewname::text FROM pg_views
+		WHERE schemaname = current_schema() AND has_table_privilege('agentwire_analyst', (quote_ident(schemaname) || '.' || quote_ident(viewname))::regclass, 'SELECT')`)
+	require.NoError(t, err)
+	views, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.NotEmpty(t, views)
+	for _, v := range views {
+		found := false
+		for _, first := range table {
+			found = found || strings.Contains(first, "`"+v+"`")
+		}
+		require.True(t, found, "view %s has no row in the table of views in migrations/README.md", v)
 	}
 }
 
