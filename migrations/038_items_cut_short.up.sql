@@ -16,7 +16,10 @@
 -- still running at its agent's exit counts, whatever mapping version
 -- wrote it), and the item either ended failed within a second before
 -- the turn's end or never ended at all. A call that failed earlier in
--- such a turn, after which the agent went on, failed on its own.
+-- such a turn, after which the agent went on, failed on its own. So does
+-- a failed call whose end or whose turn's end is only when ingest read a
+-- log written earlier (019): such times are a read's, a millisecond
+-- apart or all one, and cannot tell the two apart.
 --
 -- tool_calls_by_tool keeps its columns and adds `interrupted`, the calls
 -- cut short: `failed` and success_rate count the calls that ended on
@@ -28,7 +31,8 @@ FROM items i
 JOIN turns_read t ON t.tenant_id = i.tenant_id AND t.turn_id = i.turn_id
 WHERE t.state IN ('interrupted', 'cancelled', 'aborted')
   AND (i.status = 'inProgress'
-       OR (i.status = 'failed' AND i.completed_at >= t.ended_at - interval '1 second'));
+       OR (i.status = 'failed' AND i.completed_at >= t.ended_at - interval '1 second'
+           AND i.completed_at_ingested IS NOT TRUE AND t.ended_at_ingested IS NOT TRUE));
 
 CREATE OR REPLACE VIEW tool_calls_by_tool WITH (security_invoker = true) AS
 SELECT i.tenant_id, i.provider, coalesce(i.tool_name, i.item_type) AS tool,

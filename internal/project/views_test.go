@@ -305,6 +305,14 @@ func TestToolCallsCutShort(t *testing.T) {
 		add(84000, ids.Derived(canonical.EntityTurn, 3, 0), ids.Derived(canonical.EntityItem, 30, 0),
 			&canonical.ItemStarted{ItemType: canonical.ItemTypeAssistantMessage})
 	})
+	// The same, from a log read after the fact, whose frames state no
+	// time: every time is the read's, so the failure cannot be told from
+	// the interrupt, and stays a failure.
+	from := len(evs)
+	turn(5, 95000, 95003, canonical.TurnStateInterrupted, func() { call(5, 95001, 95002, canonical.ItemStatusFailed) })
+	for i := from; i < len(evs); i++ {
+		evs[i].CreatedAtIngested = true
+	}
 	// A call still running when the agent was killed, as mapped before the
 	// exit ended running work: the turn reads interrupted at the exit.
 	turn(4, 100000, 0, "", func() { call(4, 100000, 0, "") })
@@ -318,9 +326,9 @@ func TestToolCallsCutShort(t *testing.T) {
 	var rate, p50, p95 string
 	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT calls, succeeded, failed, interrupted, success_rate::text, p50_ms::text, p95_ms::text
 		FROM tool_calls_by_tool WHERE tool = 'Bash'`).Scan(&calls, &ok, &failed, &interrupted, &rate, &p50, &p95))
-	require.Equal(t, []int{4, 1, 1, 2}, []int{calls, ok, failed, interrupted})
-	require.Equal(t, []string{"0.5000", "2000.000", "2900.000"}, []string{rate, p50, p95},
-		"the calls that ended on their own: 1 s and 3 s, not the minute until the interrupt")
+	require.Equal(t, []int{5, 1, 2, 2}, []int{calls, ok, failed, interrupted})
+	require.Equal(t, []string{"0.3333", "2000.000", "2900.000"}, []string{rate, p50, p95},
+		"the calls that ended on their own and were timed: 1 s and 3 s, not the minute until the interrupt")
 	rows, err := e.pool.Query(context.Background(), `SELECT item_id::text FROM items_cut_short ORDER BY 1`)
 	require.NoError(t, err)
 	cut, err := pgx.CollectRows(rows, pgx.RowTo[string])
