@@ -1,25 +1,26 @@
 -- A tool call its turn cut short is not the tool's failure.
 --
 -- When a user interrupts a turn (Esc in Claude Code, a new prompt or an
--- abort in Codex) or the agent exits, the calls still running end
--- `failed` with the turn: Claude writes the refused call's result a few
--- milliseconds before the interrupt that ends the turn (13 ms in the
--- public transcripts), Codex and the exit (agentwire-diagnostic/3) end
--- them at the turn's end itself. tool_calls_by_tool counted them as
--- failures and put their time until the interrupt into p50/p95: in the
--- public transcripts a 15-minute command a new prompt cut short, and a
--- two-and-a-half-minute wait for a sub-agent's output, each one call
--- among a handful of its tool's.
+-- abort in Codex) or the agent exits, the calls still running end with
+-- the turn: `failed`, or `declined` in Claude's stream. A call the user
+-- refuses in Claude Code interrupts the turn too; Claude writes its
+-- result a few milliseconds before the interrupt (13 ms at most in the
+-- public transcripts). Codex and the exit (agentwire-diagnostic/3) end
+-- the calls at the turn's end itself. tool_calls_by_tool counted all of
+-- them as failures and put their time until the interrupt into p50/p95:
+-- in the public transcripts a 15-minute command a new prompt cut short,
+-- and a two-and-a-half-minute wait for a sub-agent's output, each one
+-- call among a handful of its tool's.
 --
 -- items_cut_short is the items their turn cut short: the turn ended
 -- interrupted, cancelled or aborted (as turns_read reads it, so a turn
 -- still running at its agent's exit counts, whatever mapping version
--- wrote it), and the item either ended failed within a second before
--- the turn's end or never ended at all. A call that failed earlier in
--- such a turn, after which the agent went on, failed on its own. So does
--- a failed call whose end or whose turn's end is only when ingest read a
--- log written earlier (019): such times are a read's, a millisecond
--- apart or all one, and cannot tell the two apart.
+-- wrote it), and the item ended failed or declined within a second
+-- before the turn's end, or never ended at all. A call that failed
+-- earlier in such a turn, after which the agent went on, failed on its
+-- own. So does a failed call whose end, or its turn's, is only when
+-- ingest read a log written earlier (019): such times are a read's, a
+-- millisecond apart or all one, and cannot tell the two apart.
 --
 -- tool_calls_by_tool keeps its columns and adds `interrupted`, the calls
 -- cut short: `failed` and success_rate count the calls that ended on
@@ -31,7 +32,7 @@ FROM items i
 JOIN turns_read t ON t.tenant_id = i.tenant_id AND t.turn_id = i.turn_id
 WHERE t.state IN ('interrupted', 'cancelled', 'aborted')
   AND (i.status = 'inProgress'
-       OR (i.status = 'failed' AND i.completed_at >= t.ended_at - interval '1 second'
+       OR (i.status IN ('failed', 'declined') AND i.completed_at >= t.ended_at - interval '1 second'
            AND i.completed_at_ingested IS NOT TRUE AND t.ended_at_ingested IS NOT TRUE));
 
 CREATE OR REPLACE VIEW tool_calls_by_tool WITH (security_invoker = true) AS

@@ -313,6 +313,8 @@ func TestToolCallsCutShort(t *testing.T) {
 	for i := from; i < len(evs); i++ {
 		evs[i].CreatedAtIngested = true
 	}
+	// A call Claude's stream declines when the user cancels its turn.
+	turn(6, 96000, 97000, canonical.TurnStateCancelled, func() { call(6, 96000, 97000, canonical.ItemStatusDeclined) })
 	// A call still running when the agent was killed, as mapped before the
 	// exit ended running work: the turn reads interrupted at the exit.
 	turn(4, 100000, 0, "", func() { call(4, 100000, 0, "") })
@@ -326,7 +328,7 @@ func TestToolCallsCutShort(t *testing.T) {
 	var rate, p50, p95 string
 	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT calls, succeeded, failed, interrupted, success_rate::text, p50_ms::text, p95_ms::text
 		FROM tool_calls_by_tool WHERE tool = 'Bash'`).Scan(&calls, &ok, &failed, &interrupted, &rate, &p50, &p95))
-	require.Equal(t, []int{5, 1, 2, 2}, []int{calls, ok, failed, interrupted})
+	require.Equal(t, []int{6, 1, 2, 3}, []int{calls, ok, failed, interrupted})
 	require.Equal(t, []string{"0.3333", "2000.000", "2900.000"}, []string{rate, p50, p95},
 		"the calls that ended on their own and were timed: 1 s and 3 s, not the minute until the interrupt")
 	rows, err := e.pool.Query(context.Background(), `SELECT item_id::text FROM items_cut_short ORDER BY 1`)
@@ -335,7 +337,8 @@ func TestToolCallsCutShort(t *testing.T) {
 	require.NoError(t, err)
 	// The message the agent was writing when the user interrupted it was
 	// cut short too.
-	want := []string{ids.Derived(canonical.EntityItem, 2, 0), ids.Derived(canonical.EntityItem, 30, 0), ids.Derived(canonical.EntityItem, 4, 0)}
+	want := []string{ids.Derived(canonical.EntityItem, 2, 0), ids.Derived(canonical.EntityItem, 30, 0), ids.Derived(canonical.EntityItem, 4, 0),
+		ids.Derived(canonical.EntityItem, 6, 0)}
 	slices.Sort(want)
 	require.Equal(t, want, cut)
 }
