@@ -343,6 +343,97 @@ func TestToolCallsCutShort(t *testing.T) {
 	require.Equal(t, want, cut)
 }
 
+// TestTurnCosts: every row of a turn has what the turn cost, found by its
+// key: a turn two sessions describe has it on both rows, though the
+// ledger keeps one session's; a turn the provider stated no cost for is
+// priced; a model without a price is counted; a turn not ended has its
+// usage so far.
+func TestTurnCosts(t *testing.T) {
+	t.Parallel()
+	const tenant = "acme"
+	at := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+	type turn struct {
+		provider canonical.Provider
+		ref      string // the provider's turn id
+		usage    canonical.TokenUsage
+		model    string
+		cost     *float64 // stated
+		ended    bool
+	}
+	var recs []recording
+	var turnIDs []string
+	session := func(key string, turns ...turn) {
+		ids := canonical.IDSpace{Tenant: tenant, Provider: turns[0].provider, SessionKey: key}
+		thread := canonical.IDSpace{Tenant: tenant, Provider: turns[0].provider}.Native(canonical.EntityThread, "th-"+string(turns[0].provider))
+		var evs []canonical.Event
+		add := func(turnID string, tu turn, p canonical.Payload) {
+			evs = append(evs, canonical.Event{
+				EventID: ids.Event(uint64(len(evs)+1), 0), Tenant: tenant, Provider: tu.provider, SessionID: ids.IngestSession(),
+				CreatedAt: at.Add(time.Duration(len(evs)) * time.Second), ThreadID: thread, TurnID: turnID,
+				ProviderRefs: canonical.ProviderRefs{ProviderTurnID: tu.ref}, MappingVersion: "fixture/1", Payload: p,
+			})
+		}
+		for i, tu := range turns {
+			id := ids.Derived(canonical.EntityTurn, uint64(i+1), 0)
+			turnIDs = append(turnIDs, id)
+			add(id, tu, &canonical.TurnStarted{Model: tu.model})
+			models := map[string]canonical.ModelUsage{tu.model: {TokenUsage: tu.usage, CostUSD: tu.cost}}
+			if tu.ended {
+				add(id, tu, &canonical.TurnCompleted{State: canonical.TurnStateCompleted, Usage: &tu.usage, TotalCostUSD: tu.cost, ModelUsage: models})
+			} else {
+				add(id, tu, &canonical.ThreadTokenUsageUpdated{Usage: tu.usage, Turn: &tu.usage, TurnModelUsage: models})
+			}
+		}
+		recs = append(recs, recording{name: key, events: evs})
+	}
+	stated := 0.05
+	// One Claude turn through its stream (which counted more and stated a
+	// cost) and its session log: two turn ids, one ledger row.
+	session("stream", turn{provider: canonical.ProviderClaude, ref: "msg_1", model: "claude-sonnet-4-5", ended: true, cost: &stated,
+		usage: canonical.TokenUsage{InputTokens: 10, CachedInputTokens: 1000, CacheWriteInputTokens: 100, OutputTokens: 9}})
+	session("log", turn{provider: canonical.ProviderClaude, ref: "msg_1", model: "claude-sonnet-4-5", ended: true,
+		usage: canonical.TokenUsage{InputTokens: 10, CachedInputTokens: 1000, CacheWriteInputTokens: 100, OutputTokens: 5}})
+	// Codex turns: one priced at the list price (1M input at $2.50, 100k
+	// output at $15 per million), one of a model without a price, one not
+	// ended.
+	session("codex",
+		turn{provider: canonical.ProviderCodex, ref: "t1", model: "gpt-5.4", ended: true,
+			usage: canonical.TokenUsage{InputTokens: 1000000, OutputTokens: 100000, ReasoningOutputTokens: 40000}},
+		turn{provider: canonical.ProviderCodex, ref: "t2", model: "gpt-unpriced", ended: true,
+			usage: canonical.TokenUsage{InputTokens: 7, OutputTokens: 3}},
+		turn{provider: canonical.ProviderCodex, ref: "t3", model: "gpt-5.4", usage: canonical.TokenUsage{InputTokens: 2000000}})
+
+	e := newEnv(t)
+	e.publish(recs, 1)
+	e.start(project.Config{})
+	e.waitApplied("")
+	type costs struct {
+		models         []string
+		total, output  *int64
+		cost, estimate *string
+		unpriced       int
+		provisional    *bool
+	}
+	read := func(turnID string) costs {
+		t.Helper()
+		var c costs
+		require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT models, total_tokens, output_tokens, cost_usd::text,
+			estimated_cost_usd::text, unpriced_models, provisional FROM turn_costs WHERE turn_id = $1`, turnID).
+			Scan(&c.models, &c.total, &c.output, &c.cost, &c.estimate, &c.unpriced, &c.provisional))
+		return c
+	}
+	claude := costs{models: []string{"claude-sonnet-4-5"}, total: new(int64(1119)), output: new(int64(9)),
+		cost: new("0.05"), estimate: new("0.05"), provisional: new(false)}
+	require.Equal(t, claude, read(turnIDs[0]), "the stream's turn")
+	require.Equal(t, claude, read(turnIDs[1]), "the log's turn: the same turn, the row the ledger kept")
+	require.Equal(t, costs{models: []string{"gpt-5.4"}, total: new(int64(1100000)), output: new(int64(100000)),
+		estimate: new("4"), provisional: new(false)}, read(turnIDs[2]), "priced at the list price")
+	require.Equal(t, costs{models: []string{"gpt-unpriced"}, total: new(int64(10)), output: new(int64(3)),
+		unpriced: 1, provisional: new(false)}, read(turnIDs[3]), "no price: counted, not estimated")
+	require.Equal(t, costs{models: []string{"gpt-5.4"}, total: new(int64(2000000)), output: new(int64(0)),
+		estimate: new("5"), provisional: new(true)}, read(turnIDs[4]), "not ended: its usage so far")
+}
+
 // TestFailureReason: failure_reason masks what names one occurrence of a
 // failure and keeps what says which failure it is.
 func TestFailureReason(t *testing.T) {
@@ -389,7 +480,7 @@ func TestRLS(t *testing.T) {
 	relations := append([]string{"events"}, projectionTables...)
 	relations = append(relations, "item_texts", "usage_by_day", "usage_by_month", "usage_by_session", "tool_calls_by_tool", "approvals",
 		"turns_once", "turn_durations", "turn_failures", "unmapped_kinds_by_version", "usage_priced", "unpriced_models", "hook_runs", "thread_activity", "turns_read", "exec_runs",
-		"threads_in_progress", "codex_recorded_turns", "usage_counted", "requests_waiting", "items_cut_short")
+		"threads_in_progress", "codex_recorded_turns", "usage_counted", "requests_waiting", "items_cut_short", "turn_costs")
 	// Every table and view analysts can read is in the list: a new one
 	// is checked here or fails. Two are checked elsewhere: model_prices
 	// holds the list prices every tenant reads (tenant ''), and
