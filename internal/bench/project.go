@@ -353,7 +353,7 @@ func waitActive(ctx context.Context, p *project.Projector, done <-chan error) er
 // waitFor waits until cond holds, looking every millisecond: a pass lasts
 // about a second, and the clock stops within a millisecond of its end.
 // cond reads the projector's own state, so looking costs nothing beside
-// it (a look at the server's consumer costs two API requests).
+// it (a look at the server's consumer costs an API request).
 func waitFor(ctx context.Context, cond func() bool, done <-chan error, stopped string) error {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
