@@ -3,7 +3,6 @@ package bus_test
 import (
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -29,8 +28,7 @@ func TestOrderedHolds(t *testing.T) {
 	msg := func() *nats.Msg { return nats.NewMsg("ordered.x") }
 	back := func() {
 		t.Helper()
-		r.Back()
-		require.Eventually(t, nc.IsConnected, 10*time.Second, time.Millisecond)
+		r.ComeBack(t, nc)
 	}
 	sent := func(o *bus.Ordered) bool {
 		t.Helper()

@@ -438,8 +438,7 @@ func TestFollowAcrossOutage(t *testing.T) {
 		t.Fatalf("the follower stopped while NATS was away: %v", err)
 	default:
 	}
-	r.Back()
-	require.Eventually(t, f.nc.IsConnected, 5*time.Second, time.Millisecond)
+	r.ComeBack(t, f.nc)
 	appendFile(t, a, frameLines("a2", 1, 2))
 	f.waitRaw(t, 4)
 	fl.stop(t)

@@ -44,8 +44,7 @@ func TestOrderAfterReconnect(t *testing.T) {
 
 	r.GoAway(t, f.nc)
 	publish(3, 6) // while the client reconnects
-	r.Back()
-	require.Eventually(t, f.nc.IsConnected, 10*time.Second, time.Millisecond)
+	r.ComeBack(t, f.nc)
 	publish(7, 10) // once it is back
 	// Stored with no Flush: a live tap flushes only when its agent exits,
 	// and the frames after an outage must not wait for that.
@@ -70,8 +69,7 @@ func TestOrderAcrossQuietOutage(t *testing.T) {
 	publish(3, 4)
 	r.GoAway(t, f.nc)
 	r.Lose(false)
-	r.Back()
-	require.Eventually(t, f.nc.IsConnected, 10*time.Second, time.Millisecond)
+	r.ComeBack(t, f.nc)
 	publish(5, 6)
 	requireStoredInOrder(t, f, 6)
 	require.NoError(t, f.in.Pub.Flush(t.Context()))
@@ -89,8 +87,7 @@ func TestFlushEndedEarlyKeepsFrames(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, f.in.Pub.Flush(ctx), context.DeadlineExceeded)
-	r.Back()
-	require.Eventually(t, f.nc.IsConnected, 10*time.Second, time.Millisecond)
+	r.ComeBack(t, f.nc)
 	require.NoError(t, f.in.Pub.Flush(t.Context()))
 	requireStoredInOrder(t, f, 4)
 }

@@ -134,3 +134,17 @@ func (r *Relay) GoAway(tb testing.TB, nc *nats.Conn) {
 
 // Back lets the relay's clients connect again.
 func (r *Relay) Back() { r.Down(false) }
+
+// ComeBack lets the clients connect again (Back) and returns once nc has
+// reconnected.
+func (r *Relay) ComeBack(tb testing.TB, nc *nats.Conn) {
+	tb.Helper()
+	r.Back()
+	deadline := time.Now().Add(10 * time.Second)
+	for !nc.IsConnected() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("natstest: relay: the client did not reconnect")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
